@@ -1,0 +1,61 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// AuditAppend adds an event to an org's audit log.
+func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent) error {
+	details, err := json.Marshal(e.Details)
+	if err != nil {
+		return err
+	}
+	if e.Details == nil {
+		details = []byte("{}")
+	}
+	at := e.CreatedAt
+	if at.IsZero() {
+		at = now()
+	}
+	_, err = db.w.ExecContext(ctx, `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, sql.NullInt64{Int64: e.ActorID, Valid: e.ActorID != 0}, e.Action, e.Repo, e.Target, string(details), micros(at))
+	return interpret(err)
+}
+
+// AuditList pages an org's audit log, newest first.
+func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter) ([]teammem.AuditEvent, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 100
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT a.id, coalesce(a.actor_id, 0), coalesce(u.handle, ''), a.action, a.repo, a.target, a.details, a.created_at
+		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id
+		WHERE a.org_id = ? AND (? = 0 OR a.actor_id = ?) AND (? = '' OR a.repo = ?) AND (? = '' OR a.action = ?) AND (? = 0 OR a.id < ?)
+		ORDER BY a.id DESC LIMIT ?`,
+		orgID, f.ActorID, f.ActorID, f.Repo, f.Repo, f.Action, f.Action, f.BeforeID, f.BeforeID, f.Limit)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.AuditEvent
+	for rows.Next() {
+		var e teammem.AuditEvent
+		var details string
+		var created int64
+		if err := rows.Scan(&e.ID, &e.ActorID, &e.Actor, &e.Action, &e.Repo, &e.Target, &details, &created); err != nil {
+			return nil, interpret(err)
+		}
+		e.OrgID, e.CreatedAt = orgID, fromMicros(created)
+		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
+			return nil, err
+		}
+		if len(e.Details) == 0 {
+			e.Details = nil
+		}
+		out = append(out, e)
+	}
+	return out, interpret(rows.Err())
+}

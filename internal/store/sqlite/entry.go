@@ -1,0 +1,137 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at`
+
+func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
+	var e teammem.Entry
+	var updated int64
+	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return e, interpret(err)
+	}
+	e.UpdatedAt = fromMicros(updated)
+	return e, nil
+}
+
+func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+headColumns+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = ? AND e.space_id = ?`, orgID, spaceID)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	heads := make(map[string]teammem.Entry)
+	for rows.Next() {
+		e, err := scanHead(rows)
+		if err != nil {
+			return nil, err
+		}
+		heads[e.Key] = e
+	}
+	return heads, interpret(rows.Err())
+}
+
+// EntryHeads returns every entry head of a space, tombstones included.
+func (db *DB) EntryHeads(ctx context.Context, orgID, spaceID int64) (map[string]teammem.Entry, error) {
+	return entryHeads(ctx, db.r, orgID, spaceID)
+}
+
+func collectEntries(rows *sql.Rows, err error, withContent bool) ([]teammem.Entry, error) {
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Entry
+	for rows.Next() {
+		var content sql.NullString
+		var extra []any
+		if withContent {
+			extra = append(extra, &content)
+		}
+		e, err := scanHead(rows, extra...)
+		if err != nil {
+			return nil, err
+		}
+		e.Content = content.String
+		out = append(out, e)
+	}
+	return out, interpret(rows.Err())
+}
+
+// EntriesList returns the live entries of a space in key order.
+func (db *DB) EntriesList(ctx context.Context, orgID, spaceID int64, withContent bool) ([]teammem.Entry, error) {
+	cols := headColumns
+	if withContent {
+		cols += `, e.content`
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT `+cols+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = ? AND e.space_id = ? AND e.deleted = 0 ORDER BY e.key`, orgID, spaceID)
+	return collectEntries(rows, err, withContent)
+}
+
+// EntryGet returns one live entry with content.
+func (db *DB) EntryGet(ctx context.Context, orgID, spaceID int64, key string) (teammem.Entry, error) {
+	var content string
+	e, err := scanHead(db.r.QueryRowContext(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = ? AND e.space_id = ? AND e.key = ? AND e.deleted = 0`, orgID, spaceID, key), &content)
+	e.Content = content
+	return e, err
+}
+
+// ChangesList returns the entries and tombstones changed after since.
+func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]teammem.Entry, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = ? AND e.space_id = ? AND e.version > ? ORDER BY e.version, e.key`, orgID, spaceID, since)
+	return collectEntries(rows, err, true)
+}
+
+const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at`
+
+func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
+	var v teammem.EntryVersion
+	var created int64
+	if err := row.Scan(append([]any{&v.Key, &v.Version, &v.Op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &created}, extra...)...); err != nil {
+		return v, interpret(err)
+	}
+	v.CreatedAt = fromMicros(created)
+	return v, nil
+}
+
+// EntryHistory returns an entry's versions, newest first.
+func (db *DB) EntryHistory(ctx context.Context, orgID, spaceID int64, key string) ([]teammem.EntryVersion, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+versionColumns+` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
+		WHERE v.org_id = ? AND v.space_id = ? AND v.key = ? ORDER BY v.version DESC`, orgID, spaceID, key)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.EntryVersion
+	for rows.Next() {
+		v, err := scanVersion(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, interpret(rows.Err())
+}
+
+// EntryVersionGet returns one recorded version with its content.
+func (db *DB) EntryVersionGet(ctx context.Context, orgID, spaceID int64, key string, version int64) (teammem.EntryVersion, error) {
+	var content sql.NullString
+	v, err := scanVersion(db.r.QueryRowContext(ctx, `SELECT `+versionColumns+`, v.content FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
+		WHERE v.org_id = ? AND v.space_id = ? AND v.key = ? AND v.version = ?`, orgID, spaceID, key, version), &content)
+	v.Content = content.String
+	return v, err
+}

@@ -1,0 +1,106 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+const keyColumns = `k.id, k.org_id, k.user_id, u.handle, k.name, k.prefix, k.read_only, k.expires_at, k.revoked_at, k.last_used_at, k.created_at`
+
+func scanKey(row rowScanner, extra ...any) (teammem.APIKey, error) {
+	var k teammem.APIKey
+	var expires, revoked, used sql.NullInt64
+	var created int64
+	dest := append([]any{&k.ID, &k.OrgID, &k.UserID, &k.UserHandle, &k.Name, &k.Prefix, &k.ReadOnly, &expires, &revoked, &used, &created}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return k, interpret(err)
+	}
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = ptrFromMicros(expires), ptrFromMicros(revoked), ptrFromMicros(used)
+	k.CreatedAt = fromMicros(created)
+	return k, nil
+}
+
+// KeyCreate stores a key's prefix and hash.
+func (db *DB) KeyCreate(ctx context.Context, orgID int64, p teammem.KeyCreateParams) (teammem.APIKey, error) {
+	id := uuid.NewString()
+	_, err := db.w.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, expires_at, created_at)
+		SELECT ?, ?, id, ?, ?, ?, ?, ?, ? FROM users WHERE org_id = ? AND id = ?`,
+		id, orgID, p.Name, p.Prefix, p.Hash, p.ReadOnly, nullMicros(p.ExpiresAt), micros(now()), orgID, p.UserID)
+	if err != nil {
+		return teammem.APIKey{}, interpret(err)
+	}
+	return scanKey(db.w.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? AND k.id = ?`, orgID, id))
+}
+
+// KeyLookup resolves a key hash to its principal.
+func (db *DB) KeyLookup(ctx context.Context, hash []byte) (teammem.Principal, error) {
+	var p teammem.Principal
+	var settings string
+	var orgCreated, userCreated int64
+	row := db.r.QueryRowContext(ctx, `SELECT `+keyColumns+`, u.role, u.disabled, u.created_at,
+			o.slug, o.name, o.settings, o.disabled, o.created_at
+		FROM api_keys k JOIN users u ON u.id = k.user_id JOIN orgs o ON o.id = k.org_id
+		WHERE k.key_hash = ?`, hash)
+	k, err := scanKey(row, &p.User.Role, &p.User.Disabled, &userCreated, &p.Org.Slug, &p.Org.Name, &settings, &p.Org.Disabled, &orgCreated)
+	if err != nil {
+		return p, err
+	}
+	p.Key = k
+	p.User.ID, p.User.OrgID, p.User.Handle, p.User.CreatedAt = k.UserID, k.OrgID, k.UserHandle, fromMicros(userCreated)
+	p.Org.ID, p.Org.CreatedAt = k.OrgID, fromMicros(orgCreated)
+	return p, decodeSettings(settings, &p.Org)
+}
+
+// KeyList lists an org's keys, newest first.
+func (db *DB) KeyList(ctx context.Context, orgID int64, f teammem.KeyFilter) ([]teammem.APIKey, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id
+		WHERE k.org_id = ? AND (? = 0 OR k.user_id = ?) ORDER BY k.created_at DESC, k.id`, orgID, f.UserID, f.UserID)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.APIKey
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	return out, interpret(rows.Err())
+}
+
+// KeyRevoke revokes a key; revoking twice keeps the first time.
+func (db *DB) KeyRevoke(ctx context.Context, orgID int64, keyID string, at time.Time) (teammem.APIKey, error) {
+	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE org_id = ? AND id = ?`, micros(at), orgID, keyID)
+	if err != nil {
+		return teammem.APIKey{}, interpret(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return teammem.APIKey{}, teammem.Errorf(teammem.ENotFound, "key %q not found", keyID)
+	}
+	return scanKey(db.w.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? AND k.id = ?`, orgID, keyID))
+}
+
+// KeysTouch records last-use times.
+func (db *DB) KeysTouch(ctx context.Context, used map[string]time.Time) error {
+	if len(used) == 0 {
+		return nil
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return interpret(err)
+	}
+	defer tx.Rollback()
+	for id, at := range used {
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = max(coalesce(last_used_at, 0), ?) WHERE id = ?`, micros(at), id); err != nil {
+			return interpret(err)
+		}
+	}
+	return interpret(tx.Commit())
+}

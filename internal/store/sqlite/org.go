@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+const orgColumns = `id, slug, name, settings, disabled, created_at`
+
+func scanOrg(row rowScanner) (teammem.Org, error) {
+	var o teammem.Org
+	var settings string
+	var created int64
+	if err := row.Scan(&o.ID, &o.Slug, &o.Name, &settings, &o.Disabled, &created); err != nil {
+		return o, interpret(err)
+	}
+	o.CreatedAt = fromMicros(created)
+	return o, decodeSettings(settings, &o)
+}
+
+func decodeSettings(settings string, o *teammem.Org) error {
+	if err := json.Unmarshal([]byte(settings), &o.Settings); err != nil {
+		return fmt.Errorf("decode org %d settings: %w", o.ID, err)
+	}
+	return nil
+}
+
+// OrgCreate creates an org.
+func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem.Org, error) {
+	settings, err := json.Marshal(p.Settings)
+	if err != nil {
+		return teammem.Org{}, err
+	}
+	row := db.w.QueryRowContext(ctx, `INSERT INTO orgs (slug, name, settings, created_at) VALUES (?, ?, ?, ?) RETURNING `+orgColumns,
+		p.Slug, p.Name, string(settings), micros(now()))
+	return scanOrg(row)
+}
+
+// OrgGet returns an org by id.
+func (db *DB) OrgGet(ctx context.Context, orgID int64) (teammem.Org, error) {
+	return scanOrg(db.r.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = ?`, orgID))
+}
+
+// OrgGetBySlug returns an org by slug.
+func (db *DB) OrgGetBySlug(ctx context.Context, slug string) (teammem.Org, error) {
+	return scanOrg(db.r.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM orgs WHERE slug = ?`, slug))
+}
+
+// OrgList lists every org, oldest first.
+func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+orgColumns+` FROM orgs ORDER BY id`)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Org
+	for rows.Next() {
+		o, err := scanOrg(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, interpret(rows.Err())
+}
+
+// OrgUpdate changes an org's name, settings or disabled flag.
+func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
+	var settings *string
+	if p.Settings != nil {
+		b, err := json.Marshal(p.Settings)
+		if err != nil {
+			return teammem.Org{}, err
+		}
+		s := string(b)
+		settings = &s
+	}
+	row := db.w.QueryRowContext(ctx, `UPDATE orgs SET name = coalesce(?, name), settings = coalesce(?, settings),
+		disabled = coalesce(?, disabled) WHERE id = ? RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID)
+	return scanOrg(row)
+}
+
+// OrgCount counts orgs.
+func (db *DB) OrgCount(ctx context.Context) (int, error) {
+	var n int
+	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
+	return n, interpret(err)
+}

@@ -1,0 +1,165 @@
+// Package sqlite is the teammem.Store driver for an embedded SQLite file
+// (modernc.org/sqlite, no cgo): WAL journal, foreign keys on, and one writer
+// connection whose transactions start IMMEDIATE, so writers queue on a Go
+// mutex instead of failing with SQLITE_BUSY, while readers use their own pool.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/golang-migrate/migrate/v4"
+	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/migrations"
+)
+
+// DB is the SQLite store.
+type DB struct {
+	w *sql.DB // the single writer connection
+	r *sql.DB // readers
+}
+
+var _ teammem.Store = (*DB)(nil)
+
+// Open opens (creating when missing) the database file at path and applies
+// pending migrations.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("create database directory: %w", err)
+		}
+	}
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	wq := url.Values{"_txlock": {"immediate"}}
+	for k, v := range q {
+		wq[k] = v
+	}
+	w, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	r, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
+	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)))
+	db := &DB{w: w, r: r}
+	if err := db.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) migrate() error {
+	src, err := iofs.New(migrations.FS, "sqlite")
+	if err != nil {
+		return err
+	}
+	drv, err := migratesqlite.WithInstance(db.w, &migratesqlite.Config{})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	m, err := migrate.NewWithInstance("iofs", src, "sqlite", drv)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers and that migrations left it clean.
+func (db *DB) Ping(ctx context.Context) error {
+	var dirty bool
+	var version int64
+	err := db.r.QueryRowContext(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &dirty)
+	if err != nil {
+		return interpret(err)
+	}
+	if dirty {
+		return teammem.Errorf(teammem.EUnavailable, "database migration %d is dirty", version)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.w.Close(), db.r.Close())
+}
+
+// interpret translates driver errors into teammem codes, by error code.
+func interpret(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *teammem.Error
+	if errors.As(err, &te) {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return &teammem.Error{Code: teammem.ENotFound, Message: "not found"}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.EUnavailable, Message: "request cancelled or timed out"}, err)
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.EConflict, Message: "already exists"}, err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.EUnavailable, Message: "database unavailable"}, err)
+		}
+	}
+	return err
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+func ptrFromMicros(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMicros(v.Int64)
+	return &t
+}
+
+// now is the clock, truncated to what the database keeps.
+func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// rowScanner is *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(dest ...any) error }

@@ -1,0 +1,64 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+const userColumns = `id, org_id, handle, role, disabled, created_at`
+
+func scanUser(row rowScanner) (teammem.User, error) {
+	var u teammem.User
+	var created int64
+	if err := row.Scan(&u.ID, &u.OrgID, &u.Handle, &u.Role, &u.Disabled, &created); err != nil {
+		return u, interpret(err)
+	}
+	u.CreatedAt = fromMicros(created)
+	return u, nil
+}
+
+// UserCreate creates a user.
+func (db *DB) UserCreate(ctx context.Context, orgID int64, p teammem.UserCreateParams) (teammem.User, error) {
+	return scanUser(db.w.QueryRowContext(ctx, `INSERT INTO users (org_id, handle, role, created_at) VALUES (?, ?, ?, ?) RETURNING `+userColumns,
+		orgID, p.Handle, p.Role, micros(now())))
+}
+
+// UserGet returns a user by id.
+func (db *DB) UserGet(ctx context.Context, orgID, userID int64) (teammem.User, error) {
+	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? AND id = ?`, orgID, userID))
+}
+
+// UserGetByHandle returns a user by handle.
+func (db *DB) UserGetByHandle(ctx context.Context, orgID int64, handle string) (teammem.User, error) {
+	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? AND handle = ?`, orgID, handle))
+}
+
+// UserList lists an org's users, oldest first.
+func (db *DB) UserList(ctx context.Context, orgID int64) ([]teammem.User, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? ORDER BY id`, orgID)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, interpret(rows.Err())
+}
+
+// UserUpdate changes a user's role or disabled flag.
+func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.UserUpdateParams) (teammem.User, error) {
+	var role *string
+	if p.Role != nil {
+		r := string(*p.Role)
+		role = &r
+	}
+	return scanUser(db.w.QueryRowContext(ctx, `UPDATE users SET role = coalesce(?, role), disabled = coalesce(?, disabled)
+		WHERE org_id = ? AND id = ? RETURNING `+userColumns, role, p.Disabled, orgID, userID))
+}

@@ -1,0 +1,542 @@
+// Package storetest is the one conformance suite every teammem.Store driver
+// must pass. A driver's test calls Run with a function that opens a fresh,
+// empty, migrated store for each subtest.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// Opener returns a fresh, empty, migrated store; it registers its own cleanup.
+type Opener func(t *testing.T) teammem.Store
+
+// Run runs the whole suite against the driver opened by open.
+func Run(t *testing.T, open Opener) {
+	tests := map[string]func(t *testing.T, b *bundle){
+		"Orgs":                testOrgs,
+		"Users":               testUsers,
+		"Keys":                testKeys,
+		"Repos":               testRepos,
+		"Spaces":              testSpaces,
+		"ApplyWrites":         testApplyWrites,
+		"ApplyNoop":           testApplyNoop,
+		"ApplyError":          testApplyError,
+		"Tombstones":          testTombstones,
+		"Changes":             testChanges,
+		"History":             testHistory,
+		"Purge":               testPurge,
+		"Audit":               testAudit,
+		"TenantIsolation":     testTenantIsolation,
+		"ConcurrentApply":     testConcurrentApply,
+		"PlanThroughApply":    testPlanThroughApply,
+		"PersonalSpacesSplit": testPersonalSpacesSplit,
+	}
+	names := make([]string, 0, len(tests))
+	for n := range tests {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fn := tests[name]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, setup(t, open))
+		})
+	}
+}
+
+// bundle is what every test starts from: a store with one org, an owner and
+// a member.
+type bundle struct {
+	ctx    context.Context
+	store  teammem.Store
+	org    teammem.Org
+	owner  teammem.User
+	member teammem.User
+}
+
+func setup(t *testing.T, open Opener) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	s := open(t)
+	org := must[teammem.Org](t)(s.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"}))
+	owner := must[teammem.User](t)(s.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "alice", Role: teammem.RoleOwner}))
+	member := must[teammem.User](t)(s.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "bob", Role: teammem.RoleMember}))
+	return &bundle{ctx: ctx, store: s, org: org, owner: owner, member: member}
+}
+
+// must returns a helper that fails the test on error and returns the value.
+func must[T any](t *testing.T) func(v T, err error) T {
+	t.Helper()
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := teammem.ErrorCode(err); got != code {
+		t.Fatalf("error code = %q (%v), want %q", got, err, code)
+	}
+}
+
+// space returns the team space of a fresh repo.
+func (b *bundle) space(t *testing.T, slug string) teammem.Space {
+	t.Helper()
+	repo := must[teammem.Repo](t)(b.store.RepoEnsure(b.ctx, b.org.ID, slug))
+	return must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam}))
+}
+
+// apply commits changes unconditionally.
+func (b *bundle) apply(t *testing.T, sp teammem.Space, changes ...teammem.EntryChange) teammem.Space {
+	t.Helper()
+	return must[teammem.Space](t)(b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
+		func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			return changes, nil
+		}))
+}
+
+func write(key, content string) teammem.EntryChange {
+	return teammem.EntryChange{Key: key, Op: teammem.OpWrite, Content: content}
+}
+
+func del(key string) teammem.EntryChange { return teammem.EntryChange{Key: key, Op: teammem.OpDelete} }
+
+// checkHead verifies the space head against its live entries.
+func (b *bundle) checkHead(t *testing.T, sp teammem.Space) {
+	t.Helper()
+	entries := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, sp.ID, true))
+	sums := map[string]string{}
+	var bytes int64
+	for _, e := range entries {
+		if e.Checksum != teammem.EntryChecksum(e.Content) {
+			t.Errorf("entry %q checksum %s does not match its content", e.Key, e.Checksum)
+		}
+		sums[e.Key] = e.Checksum
+		bytes += int64(len(e.Content))
+	}
+	if want := teammem.SpaceChecksum(sums); sp.Checksum != want {
+		t.Errorf("space checksum = %s, recomputed %s", sp.Checksum, want)
+	}
+	if sp.EntryCount != len(entries) || sp.TotalBytes != bytes {
+		t.Errorf("space count/bytes = %d/%d, entries say %d/%d", sp.EntryCount, sp.TotalBytes, len(entries), bytes)
+	}
+}
+
+func testOrgs(t *testing.T, b *bundle) {
+	_, err := b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "acme", Name: "again"})
+	wantCode(t, err, teammem.EConflict)
+	got := must[teammem.Org](t)(b.store.OrgGetBySlug(b.ctx, "acme"))
+	if got.ID != b.org.ID || got.Name != "Acme" {
+		t.Fatalf("OrgGetBySlug = %+v", got)
+	}
+	_, err = b.store.OrgGetBySlug(b.ctx, "nope")
+	wantCode(t, err, teammem.ENotFound)
+	no := false
+	settings := teammem.OrgSettings{MaxEntries: 7, SecretPolicy: teammem.SecretPolicyReject, AutoCreateRepos: &no,
+		SecretAllowlist: teammem.Allowlist{RuleIDs: []string{"github-pat"}, Regexes: []string{"^test"}}}
+	name := "Acme Inc"
+	up := must[teammem.Org](t)(b.store.OrgUpdate(b.ctx, b.org.ID, teammem.OrgUpdateParams{Name: &name, Settings: &settings}))
+	if up.Name != name || up.Settings.MaxEntries != 7 || up.Settings.AutoCreateRepos == nil || *up.Settings.AutoCreateRepos ||
+		len(up.Settings.SecretAllowlist.RuleIDs) != 1 {
+		t.Fatalf("OrgUpdate = %+v", up)
+	}
+	disabled := true
+	up = must[teammem.Org](t)(b.store.OrgUpdate(b.ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &disabled}))
+	if !up.Disabled || up.Name != name {
+		t.Fatalf("OrgUpdate disabled = %+v", up)
+	}
+	_, err = b.store.OrgUpdate(b.ctx, 999999, teammem.OrgUpdateParams{Disabled: &disabled})
+	wantCode(t, err, teammem.ENotFound)
+	if n := must[int](t)(b.store.OrgCount(b.ctx)); n != 1 {
+		t.Fatalf("OrgCount = %d", n)
+	}
+	must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "beta", Name: "Beta"}))
+	if list := must[[]teammem.Org](t)(b.store.OrgList(b.ctx)); len(list) != 2 || list[0].Slug != "acme" {
+		t.Fatalf("OrgList = %+v", list)
+	}
+}
+
+func testUsers(t *testing.T, b *bundle) {
+	_, err := b.store.UserCreate(b.ctx, b.org.ID, teammem.UserCreateParams{Handle: "alice", Role: teammem.RoleViewer})
+	wantCode(t, err, teammem.EConflict)
+	got := must[teammem.User](t)(b.store.UserGetByHandle(b.ctx, b.org.ID, "bob"))
+	if got.ID != b.member.ID || got.Role != teammem.RoleMember {
+		t.Fatalf("UserGetByHandle = %+v", got)
+	}
+	role := teammem.RoleAdmin
+	yes := true
+	up := must[teammem.User](t)(b.store.UserUpdate(b.ctx, b.org.ID, b.member.ID, teammem.UserUpdateParams{Role: &role, Disabled: &yes}))
+	if up.Role != teammem.RoleAdmin || !up.Disabled {
+		t.Fatalf("UserUpdate = %+v", up)
+	}
+	if list := must[[]teammem.User](t)(b.store.UserList(b.ctx, b.org.ID)); len(list) != 2 || list[0].Handle != "alice" {
+		t.Fatalf("UserList = %+v", list)
+	}
+	_, err = b.store.UserGet(b.ctx, b.org.ID, 999999)
+	wantCode(t, err, teammem.ENotFound)
+}
+
+func testKeys(t *testing.T, b *bundle) {
+	key, prefix := teammem.NewKeyString()
+	exp := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	k := must[teammem.APIKey](t)(b.store.KeyCreate(b.ctx, b.org.ID, teammem.KeyCreateParams{
+		UserID: b.member.ID, Name: "laptop", Prefix: prefix, Hash: teammem.HashKey(key), ReadOnly: true, ExpiresAt: &exp}))
+	if k.ID == "" || k.Prefix != prefix || !k.ReadOnly || k.UserHandle != "bob" || k.ExpiresAt == nil || !k.ExpiresAt.Equal(exp) {
+		t.Fatalf("KeyCreate = %+v", k)
+	}
+	p := must[teammem.Principal](t)(b.store.KeyLookup(b.ctx, teammem.HashKey(key)))
+	if p.Org.ID != b.org.ID || p.Org.Slug != "acme" || p.User.ID != b.member.ID || p.User.Role != teammem.RoleMember || p.Key.ID != k.ID {
+		t.Fatalf("KeyLookup = %+v", p)
+	}
+	_, err := b.store.KeyLookup(b.ctx, teammem.HashKey(key+"x"))
+	wantCode(t, err, teammem.ENotFound)
+	_, err = b.store.KeyCreate(b.ctx, b.org.ID, teammem.KeyCreateParams{UserID: b.owner.ID, Name: "dup", Prefix: prefix, Hash: teammem.HashKey(key)})
+	wantCode(t, err, teammem.EConflict)
+
+	at := time.Now().UTC().Truncate(time.Second)
+	must[map[string]bool](t)(map[string]bool{}, b.store.KeysTouch(b.ctx, map[string]time.Time{k.ID: at}))
+	r := must[teammem.APIKey](t)(b.store.KeyRevoke(b.ctx, b.org.ID, k.ID, at))
+	if r.RevokedAt == nil || r.LastUsedAt == nil || !r.LastUsedAt.Equal(at) {
+		t.Fatalf("KeyRevoke = %+v", r)
+	}
+	_, err = b.store.KeyRevoke(b.ctx, b.org.ID, "00000000-0000-0000-0000-000000000000", at)
+	wantCode(t, err, teammem.ENotFound)
+	key2, prefix2 := teammem.NewKeyString()
+	must[teammem.APIKey](t)(b.store.KeyCreate(b.ctx, b.org.ID, teammem.KeyCreateParams{UserID: b.owner.ID, Name: "ci", Prefix: prefix2, Hash: teammem.HashKey(key2)}))
+	if list := must[[]teammem.APIKey](t)(b.store.KeyList(b.ctx, b.org.ID, teammem.KeyFilter{})); len(list) != 2 {
+		t.Fatalf("KeyList = %+v", list)
+	}
+	if list := must[[]teammem.APIKey](t)(b.store.KeyList(b.ctx, b.org.ID, teammem.KeyFilter{UserID: b.owner.ID})); len(list) != 1 || list[0].Name != "ci" {
+		t.Fatalf("KeyList(owner) = %+v", list)
+	}
+	// A key cannot be created for a user of another org.
+	other := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "other", Name: "Other"}))
+	key3, prefix3 := teammem.NewKeyString()
+	if _, err := b.store.KeyCreate(b.ctx, other.ID, teammem.KeyCreateParams{UserID: b.owner.ID, Name: "x", Prefix: prefix3, Hash: teammem.HashKey(key3)}); err == nil {
+		t.Fatal("KeyCreate for another org's user succeeded")
+	}
+}
+
+func testRepos(t *testing.T, b *bundle) {
+	r1 := must[teammem.Repo](t)(b.store.RepoEnsure(b.ctx, b.org.ID, "Owner/Name"))
+	r2 := must[teammem.Repo](t)(b.store.RepoEnsure(b.ctx, b.org.ID, "Owner/Name"))
+	if r1.ID != r2.ID || r1.Slug != "Owner/Name" {
+		t.Fatalf("RepoEnsure twice = %+v, %+v", r1, r2)
+	}
+	_, err := b.store.RepoGet(b.ctx, b.org.ID, "owner/name")
+	wantCode(t, err, teammem.ENotFound) // case preserved and significant
+	sp := b.space(t, "gitlab.example.com/a/b")
+	b.apply(t, sp, write("a.md", "hello"))
+	list := must[[]teammem.RepoSummary](t)(b.store.RepoList(b.ctx, b.org.ID))
+	if len(list) != 2 {
+		t.Fatalf("RepoList = %+v", list)
+	}
+	for _, r := range list {
+		switch r.Slug {
+		case "Owner/Name":
+			if r.Team.EntryCount != 0 || r.Team.Checksum != teammem.EmptySpaceChecksum {
+				t.Errorf("empty repo summary = %+v", r)
+			}
+		case "gitlab.example.com/a/b":
+			if r.Team.EntryCount != 1 || r.Team.TotalBytes != 5 || r.Team.Version != 1 {
+				t.Errorf("repo summary = %+v", r)
+			}
+		}
+	}
+}
+
+func testSpaces(t *testing.T, b *bundle) {
+	repo := must[teammem.Repo](t)(b.store.RepoEnsure(b.ctx, b.org.ID, "o/r"))
+	ref := teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam}
+	_, err := b.store.SpaceGet(b.ctx, b.org.ID, ref)
+	wantCode(t, err, teammem.ENotFound)
+	s1 := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, ref))
+	s2 := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, ref))
+	if s1.ID != s2.ID || s1.Version != 0 || s1.Checksum != teammem.EmptySpaceChecksum || s1.Scope != teammem.ScopeTeam {
+		t.Fatalf("SpaceEnsure = %+v, %+v", s1, s2)
+	}
+	p := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopePersonal, UserID: b.member.ID}))
+	if p.ID == s1.ID || p.UserID != b.member.ID {
+		t.Fatalf("personal space = %+v", p)
+	}
+}
+
+func testApplyWrites(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("MEMORY.md", "- [a](a.md)\n"), write("nested/dir/a.md", "ä content"))
+	if sp.Version != 1 || sp.EntryCount != 2 {
+		t.Fatalf("after first apply: %+v", sp)
+	}
+	b.checkHead(t, sp)
+	sp = b.apply(t, sp, write("nested/dir/a.md", "changed"), del("MEMORY.md"))
+	if sp.Version != 2 || sp.EntryCount != 1 {
+		t.Fatalf("after second apply: %+v", sp)
+	}
+	b.checkHead(t, sp)
+	e := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "nested/dir/a.md"))
+	if e.Content != "changed" || e.Version != 2 || e.Author != "alice" || e.ClientID != "test" || e.Size != 7 {
+		t.Fatalf("EntryGet = %+v", e)
+	}
+	_, err := b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "MEMORY.md")
+	wantCode(t, err, teammem.ENotFound)
+	got := must[teammem.Space](t)(b.store.SpaceGet(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: sp.RepoID, Scope: teammem.ScopeTeam}))
+	if got.Version != sp.Version || got.Checksum != sp.Checksum {
+		t.Fatalf("SpaceGet = %+v, want %+v", got, sp)
+	}
+	list := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, sp.ID, false))
+	if len(list) != 1 || list[0].Content != "" || list[0].Checksum != teammem.EntryChecksum("changed") {
+		t.Fatalf("EntriesList without content = %+v", list)
+	}
+}
+
+func testApplyNoop(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "x"))
+	same := b.apply(t, sp)
+	if same.Version != sp.Version || same.Checksum != sp.Checksum {
+		t.Fatalf("no-op apply moved the head: %+v -> %+v", sp, same)
+	}
+}
+
+func testApplyError(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "x"))
+	boom := teammem.Errorf(teammem.EConflict, "boom")
+	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{}, func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
+		if s.Version != 1 || len(heads) != 1 || heads["a.md"].Checksum != teammem.EntryChecksum("x") {
+			t.Errorf("fn saw space %+v heads %+v", s, heads)
+		}
+		if c, err := cur("a.md"); err != nil || c != "x" {
+			t.Errorf("current(a.md) = %q, %v", c, err)
+		}
+		if _, err := cur("missing.md"); teammem.ErrorCode(err) != teammem.ENotFound {
+			t.Errorf("current(missing) err = %v", err)
+		}
+		return []teammem.EntryChange{write("b.md", "y")}, boom
+	})
+	if err != boom {
+		t.Fatalf("SpaceApply error = %v, want the fn's error", err)
+	}
+	if list := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, sp.ID, false)); len(list) != 1 {
+		t.Fatalf("failed apply wrote: %+v", list)
+	}
+	_, err = b.store.SpaceApply(b.ctx, b.org.ID, 999999, teammem.Actor{}, nil)
+	wantCode(t, err, teammem.ENotFound)
+}
+
+func testTombstones(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "gone soon"))
+	sp = b.apply(t, sp, del("a.md"))
+	heads := must[map[string]teammem.Entry](t)(b.store.EntryHeads(b.ctx, b.org.ID, sp.ID))
+	h := heads["a.md"]
+	if !h.Deleted || h.Checksum != teammem.EntryChecksum("gone soon") || h.Version != 2 {
+		t.Fatalf("tombstone head = %+v", h)
+	}
+	if sp.EntryCount != 0 || sp.Checksum != teammem.EmptySpaceChecksum {
+		t.Fatalf("space after delete = %+v", sp)
+	}
+	sp = b.apply(t, sp, write("a.md", "back"))
+	b.checkHead(t, sp)
+}
+
+func testChanges(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "1"), write("b.md", "1"))
+	v1 := sp.Version
+	sp = b.apply(t, sp, write("a.md", "2"))
+	sp = b.apply(t, sp, del("b.md"))
+	ch := must[[]teammem.Entry](t)(b.store.ChangesList(b.ctx, b.org.ID, sp.ID, v1))
+	if len(ch) != 2 || ch[0].Key != "a.md" || ch[0].Content != "2" || ch[1].Key != "b.md" || !ch[1].Deleted || ch[1].Content != "" {
+		t.Fatalf("ChangesList = %+v", ch)
+	}
+	if ch := must[[]teammem.Entry](t)(b.store.ChangesList(b.ctx, b.org.ID, sp.ID, sp.Version)); len(ch) != 0 {
+		t.Fatalf("ChangesList at head = %+v", ch)
+	}
+}
+
+func testHistory(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "one"))
+	sp = b.apply(t, sp, write("a.md", "two"))
+	sp = b.apply(t, sp, del("a.md"))
+	sp = b.apply(t, sp, teammem.EntryChange{Key: "a.md", Op: teammem.OpRestore, Content: "one"})
+	hist := must[[]teammem.EntryVersion](t)(b.store.EntryHistory(b.ctx, b.org.ID, sp.ID, "a.md"))
+	ops := ""
+	for _, v := range hist {
+		ops += fmt.Sprintf("%d:%s ", v.Version, v.Op)
+		if v.Author != "alice" {
+			t.Errorf("version %d author = %q", v.Version, v.Author)
+		}
+	}
+	if ops != "4:restore 3:delete 2:write 1:write " {
+		t.Fatalf("history = %s", ops)
+	}
+	v := must[teammem.EntryVersion](t)(b.store.EntryVersionGet(b.ctx, b.org.ID, sp.ID, "a.md", 2))
+	if v.Content != "two" || v.Checksum != teammem.EntryChecksum("two") {
+		t.Fatalf("EntryVersionGet = %+v", v)
+	}
+	_, err := b.store.EntryVersionGet(b.ctx, b.org.ID, sp.ID, "a.md", 99)
+	wantCode(t, err, teammem.ENotFound)
+}
+
+func testPurge(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "x"), write("b.md", "y"))
+	sp = b.apply(t, sp, del("a.md"))
+	if n := must[int](t)(b.store.TombstonesPurge(b.ctx, time.Now().Add(-time.Hour))); n != 0 {
+		t.Fatalf("purge of fresh tombstones removed %d", n)
+	}
+	if n := must[int](t)(b.store.TombstonesPurge(b.ctx, time.Now().Add(time.Hour))); n != 1 {
+		t.Fatalf("purge removed %d, want 1", n)
+	}
+	got := must[teammem.Space](t)(b.store.SpaceGet(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: sp.RepoID, Scope: teammem.ScopeTeam}))
+	if got.PurgedThrough != sp.Version {
+		t.Fatalf("PurgedThrough = %d, want %d", got.PurgedThrough, sp.Version)
+	}
+	if heads := must[map[string]teammem.Entry](t)(b.store.EntryHeads(b.ctx, b.org.ID, sp.ID)); len(heads) != 1 {
+		t.Fatalf("heads after purge = %+v", heads)
+	}
+}
+
+func testAudit(t *testing.T, b *bundle) {
+	for i, a := range []string{"key.create", "push.secret_skipped", "key.create"} {
+		repo := ""
+		if i == 1 {
+			repo = "o/r"
+		}
+		if err := b.store.AuditAppend(b.ctx, b.org.ID, teammem.AuditEvent{ActorID: b.owner.ID, Action: a, Repo: repo,
+			Details: map[string]any{"rule_ids": []any{"github-pat"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{}))
+	if len(all) != 3 || all[0].ID < all[1].ID || all[0].Actor != "alice" {
+		t.Fatalf("AuditList = %+v", all)
+	}
+	if l := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{Action: "key.create"})); len(l) != 2 {
+		t.Fatalf("by action = %+v", l)
+	}
+	if l := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{Repo: "o/r"})); len(l) != 1 || l[0].Details["rule_ids"] == nil {
+		t.Fatalf("by repo = %+v", l)
+	}
+	if l := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{ActorID: b.member.ID})); len(l) != 0 {
+		t.Fatalf("by other actor = %+v", l)
+	}
+	page := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{Limit: 2}))
+	next := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{Limit: 2, BeforeID: page[1].ID}))
+	if len(page) != 2 || len(next) != 1 || next[0].ID != all[2].ID {
+		t.Fatalf("paging: %+v then %+v", page, next)
+	}
+}
+
+func testTenantIsolation(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "secret plans"))
+	other := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "evil", Name: "Evil"}))
+	if _, err := b.store.EntryGet(b.ctx, other.ID, sp.ID, "a.md"); teammem.ErrorCode(err) != teammem.ENotFound {
+		t.Fatalf("EntryGet across orgs: %v", err)
+	}
+	if l, err := b.store.EntriesList(b.ctx, other.ID, sp.ID, true); err != nil || len(l) != 0 {
+		t.Fatalf("EntriesList across orgs = %+v, %v", l, err)
+	}
+	if l, err := b.store.ChangesList(b.ctx, other.ID, sp.ID, 0); err != nil || len(l) != 0 {
+		t.Fatalf("ChangesList across orgs = %+v, %v", l, err)
+	}
+	if h, err := b.store.EntryHistory(b.ctx, other.ID, sp.ID, "a.md"); err != nil || len(h) != 0 {
+		t.Fatalf("EntryHistory across orgs = %+v, %v", h, err)
+	}
+	_, err := b.store.SpaceApply(b.ctx, other.ID, sp.ID, teammem.Actor{}, func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+		return []teammem.EntryChange{write("x.md", "x")}, nil
+	})
+	wantCode(t, err, teammem.ENotFound)
+	if _, err := b.store.UserGet(b.ctx, other.ID, b.owner.ID); teammem.ErrorCode(err) != teammem.ENotFound {
+		t.Fatalf("UserGet across orgs: %v", err)
+	}
+	if _, err := b.store.RepoGet(b.ctx, other.ID, "o/r"); teammem.ErrorCode(err) != teammem.ENotFound {
+		t.Fatalf("RepoGet across orgs: %v", err)
+	}
+	if l := must[[]teammem.RepoSummary](t)(b.store.RepoList(b.ctx, other.ID)); len(l) != 0 {
+		t.Fatalf("RepoList across orgs = %+v", l)
+	}
+	if l := must[[]teammem.APIKey](t)(b.store.KeyList(b.ctx, other.ID, teammem.KeyFilter{})); len(l) != 0 {
+		t.Fatalf("KeyList across orgs = %+v", l)
+	}
+}
+
+func testConcurrentApply(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	const writers, each = 8, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				key := fmt.Sprintf("w%d/%d.md", w, i)
+				_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{UserID: b.member.ID},
+					func(s teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
+						if len(heads) != s.EntryCount {
+							return nil, fmt.Errorf("heads %d != count %d: not isolated", len(heads), s.EntryCount)
+						}
+						return []teammem.EntryChange{write(key, key)}, nil
+					})
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := must[teammem.Space](t)(b.store.SpaceGet(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: sp.RepoID, Scope: teammem.ScopeTeam}))
+	if got.Version != writers*each || got.EntryCount != writers*each {
+		t.Fatalf("after concurrent writes: %+v", got)
+	}
+	b.checkHead(t, got)
+}
+
+// testPlanThroughApply runs the domain's Plan inside SpaceApply, the way the
+// server does, to check the pieces fit: conflicts report current content.
+func testPlanThroughApply(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	sp = b.apply(t, sp, write("a.md", "theirs"))
+	stale := teammem.EntryChecksum("base")
+	req := teammem.WriteRequest{Upserts: []teammem.Upsert{{Key: "a.md", Content: "mine", Base: &stale}}}
+	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{}, func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
+		ch, _, err := teammem.Plan(req, teammem.PlanInput{Space: s, Heads: heads, Current: cur,
+			Limits: teammem.Limits{MaxEntries: 10, MaxEntryBytes: 100}, Now: time.Now()})
+		return ch, err
+	})
+	wantCode(t, err, teammem.EConflict)
+	conflicts := teammem.ErrorDetails(err)["conflicts"].([]teammem.Conflict)
+	if len(conflicts) != 1 || conflicts[0].Content != "theirs" || conflicts[0].Checksum != teammem.EntryChecksum("theirs") {
+		t.Fatalf("conflicts = %+v", conflicts)
+	}
+}
+
+func testPersonalSpacesSplit(t *testing.T, b *bundle) {
+	repo := must[teammem.Repo](t)(b.store.RepoEnsure(b.ctx, b.org.ID, "o/r"))
+	alice := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopePersonal, UserID: b.owner.ID}))
+	bob := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopePersonal, UserID: b.member.ID}))
+	b.apply(t, alice, write("mine.md", "alice only"))
+	if l := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, bob.ID, true)); len(l) != 0 {
+		t.Fatalf("bob sees %+v", l)
+	}
+}

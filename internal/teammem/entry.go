@@ -1,0 +1,64 @@
+package teammem
+
+import "time"
+
+// Entry is one memory file in a space. A deleted entry is kept as a tombstone:
+// Deleted is set, Content is empty and Checksum still names the content it
+// deleted, so a stale re-upload of exactly that content can be recognised.
+type Entry struct {
+	Key       string    `json:"key"`
+	Content   string    `json:"content,omitempty"`
+	Checksum  string    `json:"checksum"`
+	Size      int       `json:"size"`
+	Version   int64     `json:"version"`
+	Deleted   bool      `json:"deleted,omitempty"`
+	AuthorID  int64     `json:"-"`
+	Author    string    `json:"author,omitempty"`
+	ClientID  string    `json:"-"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Op is the kind of change an entry version records.
+type Op string
+
+// The entry operations.
+const (
+	OpWrite   Op = "write"
+	OpDelete  Op = "delete"
+	OpRestore Op = "restore"
+)
+
+// EntryChange is one change a write plan commits.
+type EntryChange struct {
+	Key     string
+	Op      Op
+	Content string // for OpWrite and OpRestore
+}
+
+// EntryVersion is one recorded change of an entry, kept for history, blame
+// and restore.
+type EntryVersion struct {
+	Key       string    `json:"-"`
+	Version   int64     `json:"version"`
+	Op        Op        `json:"op"`
+	Checksum  string    `json:"checksum"`
+	Size      int       `json:"size"`
+	Content   string    `json:"-"`
+	Author    string    `json:"author"`
+	ClientID  string    `json:"client_id,omitempty"`
+	CreatedAt time.Time `json:"time"`
+}
+
+// AuditEvent is one line of an org's audit log. Details never hold content
+// or secrets: for secret skips only the rule ids.
+type AuditEvent struct {
+	ID        int64          `json:"id"`
+	OrgID     int64          `json:"-"`
+	ActorID   int64          `json:"-"`
+	Actor     string         `json:"actor"`
+	Action    string         `json:"action"`
+	Repo      string         `json:"repo,omitempty"`
+	Target    string         `json:"target,omitempty"`
+	Details   map[string]any `json:"details,omitempty"`
+	CreatedAt time.Time      `json:"time"`
+}

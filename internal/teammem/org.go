@@ -1,0 +1,111 @@
+package teammem
+
+import (
+	"regexp"
+	"time"
+)
+
+// Org is a tenant. Every other record belongs to exactly one org.
+type Org struct {
+	ID        int64       `json:"-"`
+	Slug      string      `json:"slug"`
+	Name      string      `json:"name"`
+	Settings  OrgSettings `json:"settings"`
+	Disabled  bool        `json:"disabled"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+// SecretPolicy says what happens to an entry in which a secret was found.
+type SecretPolicy string
+
+// The secret policies.
+const (
+	SecretPolicySkip   SecretPolicy = "skip"   // store the clean entries, report the rest
+	SecretPolicyReject SecretPolicy = "reject" // refuse the whole write
+)
+
+// Valid reports whether p is a known policy.
+func (p SecretPolicy) Valid() bool { return p == SecretPolicySkip || p == SecretPolicyReject }
+
+// OrgSettings are the org-level knobs. Zero values mean "use the server's
+// default", so a server-wide change of a default reaches every org that never
+// chose its own value.
+type OrgSettings struct {
+	MaxEntries      int          `json:"max_entries,omitempty"`
+	MaxEntryBytes   int          `json:"max_entry_bytes,omitempty"`
+	SecretPolicy    SecretPolicy `json:"secret_policy,omitempty"`
+	SecretAllowlist Allowlist    `json:"secret_allowlist"`
+	// AutoCreateRepos is a pointer so that "unset" (true) differs from false.
+	AutoCreateRepos *bool `json:"auto_create_repos,omitempty"`
+}
+
+// Allowlist names secret-scanner findings an org accepts: whole rules by id,
+// or any finding whose matched text matches one of the regexes.
+type Allowlist struct {
+	RuleIDs []string `json:"rule_ids"`
+	Regexes []string `json:"regexes"`
+}
+
+// Validate checks that every regex compiles.
+func (a Allowlist) Validate() error {
+	for _, r := range a.Regexes {
+		if _, err := regexp.Compile(r); err != nil {
+			return Errorf(EInvalid, "secret allowlist regex %q does not compile: %v", r, err)
+		}
+	}
+	for _, id := range a.RuleIDs {
+		if id == "" {
+			return Errorf(EInvalid, "secret allowlist rule id is empty")
+		}
+	}
+	return nil
+}
+
+// Limits are the effective caps for one org after applying server defaults.
+type Limits struct {
+	MaxEntries      int
+	MaxEntryBytes   int
+	SecretPolicy    SecretPolicy
+	AutoCreateRepos bool
+}
+
+// ServerDefaults are the values an org inherits when it sets none.
+type ServerDefaults struct {
+	MaxEntries    int          // TEAMMEM_DEFAULT_MAX_ENTRIES
+	MaxEntryBytes int          // TEAMMEM_MAX_ENTRY_BYTES, also a ceiling for orgs
+	SecretPolicy  SecretPolicy // TEAMMEM_SECRET_POLICY
+}
+
+// DefaultServerDefaults are the built-in defaults of design §3.
+var DefaultServerDefaults = ServerDefaults{MaxEntries: 500, MaxEntryBytes: 250_000, SecretPolicy: SecretPolicySkip}
+
+// Limits returns the org's effective limits. An org may lower the entry size
+// cap but never raise it above the server's.
+func (o Org) Limits(d ServerDefaults) Limits {
+	l := Limits{MaxEntries: d.MaxEntries, MaxEntryBytes: d.MaxEntryBytes, SecretPolicy: d.SecretPolicy, AutoCreateRepos: true}
+	s := o.Settings
+	if s.MaxEntries > 0 {
+		l.MaxEntries = s.MaxEntries
+	}
+	if s.MaxEntryBytes > 0 && s.MaxEntryBytes < l.MaxEntryBytes {
+		l.MaxEntryBytes = s.MaxEntryBytes
+	}
+	if s.SecretPolicy.Valid() {
+		l.SecretPolicy = s.SecretPolicy
+	}
+	if s.AutoCreateRepos != nil {
+		l.AutoCreateRepos = *s.AutoCreateRepos
+	}
+	return l
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)
+
+// ValidateOrgSlug checks an org slug: lowercase letters, digits and inner
+// hyphens, at most 64 characters.
+func ValidateOrgSlug(slug string) error {
+	if !slugRE.MatchString(slug) {
+		return Errorf(EInvalid, "org slug %q must be 1-64 lowercase letters, digits or inner hyphens", slug)
+	}
+	return nil
+}

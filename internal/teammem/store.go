@@ -1,0 +1,164 @@
+package teammem
+
+import (
+	"context"
+	"time"
+)
+
+// Store is teammem's persistence. Every method that touches tenant data takes
+// the org explicitly; no method can reach another org's rows by omission.
+// Drivers translate their own errors into this package's codes:
+//   - ENotFound when a named row does not exist (in that org);
+//   - EConflict when a unique name is taken;
+//   - EUnavailable when the database cannot be reached;
+//   - EInternal for anything else.
+//
+// Methods return only those codes unless their comment says otherwise.
+type Store interface {
+	// Ping checks that the database answers and migrations are applied.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+
+	// OrgCreate creates an org (EConflict when the slug is taken).
+	OrgCreate(ctx context.Context, p OrgCreateParams) (Org, error)
+	// OrgGet returns an org by id.
+	OrgGet(ctx context.Context, orgID int64) (Org, error)
+	// OrgGetBySlug returns an org by slug.
+	OrgGetBySlug(ctx context.Context, slug string) (Org, error)
+	// OrgList lists every org, oldest first (server operators only).
+	OrgList(ctx context.Context) ([]Org, error)
+	// OrgUpdate changes an org's name, settings or disabled flag.
+	OrgUpdate(ctx context.Context, orgID int64, p OrgUpdateParams) (Org, error)
+	// OrgCount counts orgs; bootstrap uses it to detect an empty database.
+	OrgCount(ctx context.Context) (int, error)
+
+	// UserCreate creates a user (EConflict when the handle is taken in the org).
+	UserCreate(ctx context.Context, orgID int64, p UserCreateParams) (User, error)
+	// UserGet returns a user by id.
+	UserGet(ctx context.Context, orgID, userID int64) (User, error)
+	// UserGetByHandle returns a user by handle.
+	UserGetByHandle(ctx context.Context, orgID int64, handle string) (User, error)
+	// UserList lists an org's users, oldest first.
+	UserList(ctx context.Context, orgID int64) ([]User, error)
+	// UserUpdate changes a user's role or disabled flag.
+	UserUpdate(ctx context.Context, orgID, userID int64, p UserUpdateParams) (User, error)
+
+	// KeyCreate stores a key's prefix and hash (never the key).
+	KeyCreate(ctx context.Context, orgID int64, p KeyCreateParams) (APIKey, error)
+	// KeyLookup resolves a key hash to its principal. It is the only lookup
+	// not scoped by org, because the key itself names the org. It returns
+	// the principal even when the key, user or org is disabled, revoked or
+	// expired; the caller decides (ENotFound when no key has that hash).
+	KeyLookup(ctx context.Context, hash []byte) (Principal, error)
+	// KeyList lists an org's keys without secrets, newest first.
+	KeyList(ctx context.Context, orgID int64, f KeyFilter) ([]APIKey, error)
+	// KeyRevoke revokes a key at time at.
+	KeyRevoke(ctx context.Context, orgID int64, keyID string, at time.Time) (APIKey, error)
+	// KeysTouch records last-use times, coalesced by the caller.
+	KeysTouch(ctx context.Context, used map[string]time.Time) error
+
+	// RepoGet returns a repo by slug.
+	RepoGet(ctx context.Context, orgID int64, slug string) (Repo, error)
+	// RepoEnsure returns a repo by slug, creating it when missing.
+	RepoEnsure(ctx context.Context, orgID int64, slug string) (Repo, error)
+	// RepoList lists an org's repos with their team space heads.
+	RepoList(ctx context.Context, orgID int64) ([]RepoSummary, error)
+
+	// SpaceGet returns a space head (ENotFound when it was never written).
+	SpaceGet(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
+	// SpaceEnsure returns a space head, creating an empty space when missing.
+	SpaceEnsure(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
+	// SpaceApply runs fn under the space's write lock with its current head
+	// and every entry head (tombstones included, no content) and commits the
+	// changes fn returns as one new version: entries, tombstones, history rows
+	// and the head (checksum from Summarize). No changes → nothing is written
+	// and the head is returned unchanged. Errors from fn abort the transaction
+	// and are returned as they are.
+	SpaceApply(ctx context.Context, orgID, spaceID int64, actor Actor, fn ApplyFunc) (Space, error)
+
+	// EntriesList returns the live entries of a space in key order, with
+	// content when withContent is set.
+	EntriesList(ctx context.Context, orgID, spaceID int64, withContent bool) ([]Entry, error)
+	// EntryGet returns one live entry with content (ENotFound for missing or
+	// deleted entries).
+	EntryGet(ctx context.Context, orgID, spaceID int64, key string) (Entry, error)
+	// EntryHeads returns every entry head of a space, tombstones included.
+	EntryHeads(ctx context.Context, orgID, spaceID int64) (map[string]Entry, error)
+	// ChangesList returns the entries (with content) and tombstones changed
+	// after version since, in version order.
+	ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]Entry, error)
+	// EntryHistory returns an entry's versions, newest first.
+	EntryHistory(ctx context.Context, orgID, spaceID int64, key string) ([]EntryVersion, error)
+	// EntryVersionGet returns one recorded version with its content.
+	EntryVersionGet(ctx context.Context, orgID, spaceID int64, key string, version int64) (EntryVersion, error)
+	// TombstonesPurge deletes tombstones last changed before cutoff, in every
+	// org, and advances each touched space's PurgedThrough. It returns how
+	// many it removed.
+	TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error)
+
+	// AuditAppend adds an event to an org's audit log.
+	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error
+	// AuditList pages an org's audit log, newest first.
+	AuditList(ctx context.Context, orgID int64, f AuditFilter) ([]AuditEvent, error)
+}
+
+// ApplyFunc decides the changes of one write given the locked head and the
+// entry heads. current reads a live entry's content inside the transaction.
+type ApplyFunc func(space Space, heads map[string]Entry, current func(key string) (string, error)) ([]EntryChange, error)
+
+// OrgCreateParams creates an org.
+type OrgCreateParams struct {
+	Slug     string
+	Name     string
+	Settings OrgSettings
+}
+
+// OrgUpdateParams changes an org; nil fields stay as they are.
+type OrgUpdateParams struct {
+	Name     *string
+	Settings *OrgSettings
+	Disabled *bool
+}
+
+// UserCreateParams creates a user.
+type UserCreateParams struct {
+	Handle string
+	Role   Role
+}
+
+// UserUpdateParams changes a user; nil fields stay as they are.
+type UserUpdateParams struct {
+	Role     *Role
+	Disabled *bool
+}
+
+// KeyCreateParams stores a new key.
+type KeyCreateParams struct {
+	UserID    int64
+	Name      string
+	Prefix    string
+	Hash      []byte
+	ReadOnly  bool
+	ExpiresAt *time.Time
+}
+
+// KeyFilter narrows KeyList.
+type KeyFilter struct {
+	UserID int64 // 0: every user
+}
+
+// RepoSummary is a repo with its team space head (zero when never written).
+type RepoSummary struct {
+	Repo
+	Team Space `json:"team"`
+}
+
+// AuditFilter narrows and pages AuditList.
+type AuditFilter struct {
+	ActorID  int64
+	Repo     string
+	Action   string
+	BeforeID int64 // page: events with a smaller id; 0 = from the newest
+	Limit    int
+}

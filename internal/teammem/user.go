@@ -1,0 +1,52 @@
+package teammem
+
+import (
+	"regexp"
+	"time"
+)
+
+// Role is what a user may do inside their org.
+type Role string
+
+// The roles, strongest first.
+const (
+	RoleOwner  Role = "owner"  // everything, including managing admins and owners
+	RoleAdmin  Role = "admin"  // org settings, users, keys, audit, team memory moderation
+	RoleMember Role = "member" // read and write team memory and their own personal space
+	RoleViewer Role = "viewer" // read team memory only
+)
+
+var roleRank = map[Role]int{RoleViewer: 1, RoleMember: 2, RoleAdmin: 3, RoleOwner: 4}
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return roleRank[r] > 0 }
+
+// AtLeast reports whether r is as strong as min or stronger.
+func (r Role) AtLeast(min Role) bool { return roleRank[r] >= roleRank[min] && roleRank[r] > 0 }
+
+// User is a person (or a bot) in an org.
+type User struct {
+	ID        int64     `json:"-"`
+	OrgID     int64     `json:"-"`
+	Handle    string    `json:"handle"`
+	Role      Role      `json:"role"`
+	Disabled  bool      `json:"disabled"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+var handleRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?$`)
+
+// ValidateHandle checks a user handle: letters, digits, '.', '_' and '-',
+// starting and ending with a letter or digit, at most 64 characters.
+func ValidateHandle(h string) error {
+	if !handleRE.MatchString(h) {
+		return Errorf(EInvalid, "user handle %q must be 1-64 letters, digits, '.', '_' or '-' (not at the ends)", h)
+	}
+	return nil
+}
+
+// Actor identifies who makes a change, for entry authorship and the audit log.
+type Actor struct {
+	UserID   int64
+	ClientID string // free-form client identifier (User-Agent or X-Teammem-Client), truncated
+}

@@ -1,0 +1,301 @@
+package teammem
+
+import (
+	"sort"
+	"time"
+	"unicode/utf8"
+)
+
+// WriteRequest is one atomic change of a space, from either API: the Claude
+// Code PUT (upserts only, an optional space-level If-Match) or the /v1 entry
+// and batch endpoints (per-entry base checksums, deletes).
+type WriteRequest struct {
+	Upserts []Upsert
+	Deletes []Delete
+	// IfMatch, when not empty, must equal the space checksum (EPreconditionFailed).
+	IfMatch string
+	// Restore marks the upserts as restores of old versions: recorded as
+	// OpRestore and exempt from the tombstone rule, since an admin asked.
+	Restore bool
+}
+
+// Upsert writes one entry. Base, when not nil, is the checksum the writer
+// last saw: "" means "must not exist" (create-only), anything else must equal
+// the live entry's checksum, else the write conflicts (EConflict).
+type Upsert struct {
+	Key     string
+	Content string
+	Base    *string
+}
+
+// Delete removes one entry, leaving a tombstone. Base works as for Upsert.
+type Delete struct {
+	Key  string
+	Base *string
+}
+
+// SkippedSecret reports an entry left out because the scanner found a
+// secret in it. It names the rule, never the secret.
+type SkippedSecret struct {
+	Path   string `json:"path"`
+	RuleID string `json:"ruleId"`
+	Label  string `json:"label"`
+	Line   int    `json:"line"`
+}
+
+// Conflict reports the current state of an entry whose base did not hold.
+type Conflict struct {
+	Key      string `json:"key"`
+	Checksum string `json:"checksum"` // "" when the entry does not exist
+	Content  string `json:"content"`
+	Deleted  bool   `json:"deleted"`
+}
+
+// WriteResult says what a committed write did.
+type WriteResult struct {
+	Space             Space           `json:"-"`
+	Written           []string        `json:"written"`
+	Deleted           []string        `json:"deleted"`
+	SkippedSecrets    []SkippedSecret `json:"skippedSecrets"`
+	SkippedTombstoned []string        `json:"skippedTombstoned"`
+}
+
+// Noop reports whether the write changed nothing.
+func (r WriteResult) Noop() bool { return len(r.Written) == 0 && len(r.Deleted) == 0 }
+
+// ValidateWrite applies the rules that need no stored state: key validity,
+// each key named once, content valid UTF-8 and within the size cap.
+func ValidateWrite(req WriteRequest, l Limits) error {
+	seen := make(map[string]bool, len(req.Upserts)+len(req.Deletes))
+	check := func(key string) error {
+		if err := ValidateKey(key); err != nil {
+			return err
+		}
+		if seen[key] {
+			return Errorf(EInvalid, "key %q is named more than once", key)
+		}
+		seen[key] = true
+		return nil
+	}
+	for _, u := range req.Upserts {
+		if err := check(u.Key); err != nil {
+			return err
+		}
+		if !utf8.ValidString(u.Content) {
+			return Errorf(EInvalid, "content of %q is not valid UTF-8", u.Key)
+		}
+		if len(u.Content) > l.MaxEntryBytes {
+			return EntryTooLarge(u.Key, len(u.Content), l.MaxEntryBytes)
+		}
+	}
+	for _, d := range req.Deletes {
+		if err := check(d.Key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EntryTooLarge is the 413 for an entry over the size cap.
+func EntryTooLarge(key string, size, max int) *Error {
+	return Errorf(ETooLarge, "entry %q is %d bytes, over the limit of %d", key, size, max).WithDetails(map[string]any{
+		"error_code": "team_memory_entry_too_large", "key": key, "size": size, "max_entry_bytes": max,
+	})
+}
+
+// TooManyEntries is the 413 for a space that would exceed its entry cap, in
+// the shape the Claude Code client parses.
+func TooManyEntries(max, received int) *Error {
+	return Errorf(ETooLarge, "the space would hold %d entries, over the limit of %d", received, max).WithDetails(map[string]any{
+		"error_code": "team_memory_too_many_entries", "max_entries": max, "received_entries": received,
+	})
+}
+
+// PlanInput is everything Plan needs besides the request.
+type PlanInput struct {
+	Space Space
+	Heads map[string]Entry // every entry of the space, tombstones included, without content
+	// Current returns the content of a live entry, for conflict reports.
+	Current func(key string) (string, error)
+	// Scan returns the secret findings of one upsert (nil when clean). Plan
+	// calls it only for upserts that would change stored content.
+	Scan               func(key, content string) []SkippedSecret
+	Limits             Limits
+	TombstoneRetention time.Duration
+	Now                time.Time
+}
+
+// Plan decides, under the space's write lock, what a request commits:
+// precondition → per-entry bases → secret policy → tombstone rule → no-op
+// filtering → entry cap. It returns the changes to apply (possibly none) and
+// the report for the caller, or an error when nothing may be written.
+func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
+	var res WriteResult
+	if req.IfMatch != "" && NormalizeETag(req.IfMatch) != in.Space.Checksum {
+		return nil, res, Errorf(EPreconditionFailed, "the space changed: If-Match does not match the current checksum").
+			WithDetails(map[string]any{"checksum": in.Space.Checksum, "version": in.Space.Version})
+	}
+	if err := checkBases(req, in); err != nil {
+		return nil, res, err
+	}
+	var changes []EntryChange
+	op := OpWrite
+	if req.Restore {
+		op = OpRestore
+	}
+	var rejected []SkippedSecret
+	for _, u := range req.Upserts {
+		head, exists := in.Heads[u.Key]
+		sum := EntryChecksum(u.Content)
+		switch {
+		case exists && !head.Deleted && head.Checksum == sum:
+			continue // no-op
+		case exists && head.Deleted && head.Checksum == sum && !req.Restore &&
+			in.Now.Sub(head.UpdatedAt) < in.TombstoneRetention:
+			res.SkippedTombstoned = append(res.SkippedTombstoned, u.Key)
+			continue
+		}
+		if in.Scan != nil {
+			if found := in.Scan(u.Key, u.Content); len(found) > 0 {
+				if in.Limits.SecretPolicy == SecretPolicyReject {
+					rejected = append(rejected, found...)
+				} else {
+					res.SkippedSecrets = append(res.SkippedSecrets, found...)
+				}
+				continue
+			}
+		}
+		changes = append(changes, EntryChange{Key: u.Key, Op: op, Content: u.Content})
+		res.Written = append(res.Written, u.Key)
+	}
+	if len(rejected) > 0 {
+		return nil, WriteResult{}, Errorf(ESecretDetected, "%d entries contain secrets; nothing was written", countPaths(rejected)).
+			WithDetails(map[string]any{"error_code": "team_memory_secret_detected", "skippedSecrets": rejected})
+	}
+	for _, d := range req.Deletes {
+		if head, ok := in.Heads[d.Key]; ok && !head.Deleted {
+			changes = append(changes, EntryChange{Key: d.Key, Op: OpDelete})
+			res.Deleted = append(res.Deleted, d.Key)
+		}
+	}
+	if err := checkEntryCap(in, changes); err != nil {
+		return nil, WriteResult{}, err
+	}
+	sort.Strings(res.Written)
+	sort.Strings(res.Deleted)
+	return changes, res, nil
+}
+
+func countPaths(s []SkippedSecret) int {
+	seen := map[string]bool{}
+	for _, f := range s {
+		seen[f.Path] = true
+	}
+	return len(seen)
+}
+
+// checkBases collects every upsert and delete whose base no longer holds.
+func checkBases(req WriteRequest, in PlanInput) error {
+	var conflicts []Conflict
+	check := func(key string, base *string) error {
+		if base == nil {
+			return nil
+		}
+		head, ok := in.Heads[key]
+		live := ok && !head.Deleted
+		cur := ""
+		if live {
+			cur = head.Checksum
+		}
+		if NormalizeETag(*base) == cur {
+			return nil
+		}
+		c := Conflict{Key: key, Checksum: cur, Deleted: ok && head.Deleted}
+		if live && in.Current != nil {
+			content, err := in.Current(key)
+			if err != nil {
+				return err
+			}
+			c.Content = content
+		}
+		conflicts = append(conflicts, c)
+		return nil
+	}
+	for _, u := range req.Upserts {
+		if err := check(u.Key, u.Base); err != nil {
+			return err
+		}
+	}
+	for _, d := range req.Deletes {
+		if err := check(d.Key, d.Base); err != nil {
+			return err
+		}
+	}
+	if len(conflicts) == 0 {
+		return nil
+	}
+	return Errorf(EConflict, "%d entries changed since their base; nothing was written", len(conflicts)).
+		WithDetails(map[string]any{"conflicts": conflicts})
+}
+
+// checkEntryCap refuses a write that would leave more live entries than the
+// cap allows. A space already over the cap (after an admin lowered it) may
+// still change and shrink, just not grow.
+func checkEntryCap(in PlanInput, changes []EntryChange) error {
+	before := 0
+	for _, h := range in.Heads {
+		if !h.Deleted {
+			before++
+		}
+	}
+	after := before
+	for _, c := range changes {
+		h, ok := in.Heads[c.Key]
+		live := ok && !h.Deleted
+		switch {
+		case c.Op == OpDelete && live:
+			after--
+		case c.Op != OpDelete && !live:
+			after++
+		}
+	}
+	if after > in.Limits.MaxEntries && after > before {
+		return TooManyEntries(in.Limits.MaxEntries, after)
+	}
+	return nil
+}
+
+// ApplyChanges returns the heads after changes commit at version at time now,
+// and the space summary (checksum, live count, live bytes) they imply. Drivers
+// call it so both compute the head the same way.
+func ApplyChanges(heads map[string]Entry, changes []EntryChange, version int64, actor Actor, now time.Time) map[string]Entry {
+	out := make(map[string]Entry, len(heads)+len(changes))
+	for k, v := range heads {
+		out[k] = v
+	}
+	for _, c := range changes {
+		e := Entry{Key: c.Key, Version: version, AuthorID: actor.UserID, ClientID: actor.ClientID, UpdatedAt: now}
+		if c.Op == OpDelete {
+			e.Deleted = true
+			e.Checksum = heads[c.Key].Checksum
+		} else {
+			e.Checksum = EntryChecksum(c.Content)
+			e.Size = len(c.Content)
+		}
+		out[c.Key] = e
+	}
+	return out
+}
+
+// Summarize returns the checksum, live entry count and live byte total of a
+// space with the given heads.
+func Summarize(heads map[string]Entry) (checksum string, count int, bytes int64) {
+	sums := make(map[string]string, len(heads))
+	for k, h := range heads {
+		if !h.Deleted {
+			sums[k] = h.Checksum
+			bytes += int64(h.Size)
+		}
+	}
+	return SpaceChecksum(sums), len(sums), bytes
+}
