@@ -1,0 +1,81 @@
+// Package telemetry owns the server's Prometheus registry and the metric
+// definitions of design §8. Metrics are created per server (not registered
+// globally), so several servers can run in one test process. Labels are
+// bounded: org slug, route template, method, status code, outcome, reason,
+// rule id, cap name.
+package telemetry
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the server's metrics.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	// HTTPRequests counts requests by route template, method and status code.
+	HTTPRequests *prometheus.CounterVec
+	// HTTPDuration observes request latency by route template and method.
+	HTTPDuration *prometheus.HistogramVec
+	// Pulls counts pulls by org, API (claude_code, v1) and outcome
+	// (ok, not_modified, empty, error).
+	Pulls *prometheus.CounterVec
+	// Pushes counts pushes by org, API and outcome (ok, noop, conflict,
+	// too_many_entries, entry_too_large, secret_rejected, rate_limited,
+	// invalid, error).
+	Pushes *prometheus.CounterVec
+	// EntriesWritten counts entries written (upserts, deletes, restores) by org.
+	EntriesWritten *prometheus.CounterVec
+	// SecretsSkipped counts entries left out for secrets, by org and rule id.
+	SecretsSkipped *prometheus.CounterVec
+	// CapsHit counts writes refused by a cap, by org and cap
+	// (max_entries, max_entry_bytes, max_body_bytes).
+	CapsHit *prometheus.CounterVec
+	// TombstonesRefused counts stale re-uploads of deleted content refused.
+	TombstonesRefused *prometheus.CounterVec
+	// PushesSuppressed counts pushes the server suppressed, by org and reason
+	// (noop, rate_limited).
+	PushesSuppressed *prometheus.CounterVec
+}
+
+// New creates the metrics on a fresh registry that also carries the Go and
+// process collectors.
+func New() *Metrics {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{
+		Registry: r,
+		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_http_requests_total", Help: "HTTP requests by route template, method and status code.",
+		}, []string{"route", "method", "code"}),
+		HTTPDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "teammem_http_request_duration_seconds", Help: "HTTP request latency by route template and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"route", "method"}),
+		Pulls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_pulls_total", Help: "Pulls by org, API and outcome (ok, not_modified, empty, error).",
+		}, []string{"org", "api", "outcome"}),
+		Pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_pushes_total", Help: "Pushes by org, API and outcome.",
+		}, []string{"org", "api", "outcome"}),
+		EntriesWritten: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_entries_written_total", Help: "Entries written, deleted or restored, by org.",
+		}, []string{"org"}),
+		SecretsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_secrets_skipped_total", Help: "Entries left out because a secret was found, by org and rule id.",
+		}, []string{"org", "rule"}),
+		CapsHit: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_caps_hit_total", Help: "Writes refused by a cap, by org and cap.",
+		}, []string{"org", "cap"}),
+		TombstonesRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_tombstone_resurrections_refused_total", Help: "Stale re-uploads of deleted content that were not resurrected, by org.",
+		}, []string{"org"}),
+		PushesSuppressed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_pushes_suppressed_total", Help: "Pushes suppressed by the server, by org and reason.",
+		}, []string{"org", "reason"}),
+	}
+	r.MustRegister(m.HTTPRequests, m.HTTPDuration, m.Pulls, m.Pushes, m.EntriesWritten, m.SecretsSkipped,
+		m.CapsHit, m.TombstonesRefused, m.PushesSuppressed)
+	return m
+}
