@@ -10,6 +10,7 @@ import (
 // Drivers translate their own errors into this package's codes:
 //   - ENotFound when a named row does not exist (in that org);
 //   - EConflict when a unique name is taken;
+//   - EInvalid when a value cannot be stored (e.g. text the database refuses);
 //   - EUnavailable when the database cannot be reached;
 //   - EInternal for anything else.
 //

@@ -2,6 +2,7 @@ package teammem
 
 import (
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -83,6 +84,9 @@ func ValidateWrite(req WriteRequest, l Limits) error {
 		}
 		if !utf8.ValidString(u.Content) {
 			return Errorf(EInvalid, "content of %q is not valid UTF-8", u.Key)
+		}
+		if strings.IndexByte(u.Content, 0) >= 0 {
+			return Errorf(EInvalid, "content of %q contains a NUL byte; memory files are text", u.Key)
 		}
 		if len(u.Content) > l.MaxEntryBytes {
 			return EntryTooLarge(u.Key, len(u.Content), l.MaxEntryBytes)

@@ -39,7 +39,9 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 	}
 	_, err := db.w.ExecContext(ctx, `INSERT INTO spaces (org_id, repo_id, scope, user_id, checksum, updated_at)
 		SELECT ?, id, ?, ?, ?, ? FROM repos WHERE org_id = ? AND id = ?
-		ON CONFLICT DO NOTHING`, orgID, ref.Scope, userArg(ref), teammem.EmptySpaceChecksum, micros(now()), orgID, ref.RepoID)
+			AND (? IS NULL OR EXISTS (SELECT 1 FROM users WHERE org_id = ? AND id = ?))
+		ON CONFLICT DO NOTHING`, orgID, ref.Scope, userArg(ref), teammem.EmptySpaceChecksum, micros(now()), orgID, ref.RepoID,
+		userArg(ref), orgID, ref.UserID)
 	if err != nil {
 		return teammem.Space{}, interpret(err)
 	}

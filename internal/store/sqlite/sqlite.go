@@ -132,6 +132,8 @@ func interpret(err error) error {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.EConflict, Message: "already exists"}, err)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.ENotFound, Message: "a referenced record does not exist"}, err)
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
 			return fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.EUnavailable, Message: "database unavailable"}, err)
 		}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// Config is the server's configuration: defaults in code, then TEAMMEM_*
+// environment variables, then flags.
+type Config struct {
+	Addr               string
+	MetricsAddr        string
+	DatabaseURL        string
+	DefaultMaxEntries  int
+	MaxEntryBytes      int
+	MaxBodyBytes       int64
+	SecretPolicy       string
+	TombstoneRetention time.Duration
+	BootstrapKey       string
+	LogFormat          string
+	LogLevel           string
+	ShutdownTimeout    time.Duration
+}
+
+// envVars lists every environment variable the server reads; a test checks
+// that docker-compose.yml sets only these.
+var envVars = []string{
+	"TEAMMEM_ADDR", "TEAMMEM_METRICS_ADDR", "TEAMMEM_DATABASE_URL", "TEAMMEM_DEFAULT_MAX_ENTRIES",
+	"TEAMMEM_MAX_ENTRY_BYTES", "TEAMMEM_MAX_BODY_BYTES", "TEAMMEM_SECRET_POLICY", "TEAMMEM_TOMBSTONE_RETENTION",
+	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
+}
+
+func defaultConfig() Config {
+	return Config{
+		Addr:               ":8080",
+		DatabaseURL:        store.DefaultDSN,
+		DefaultMaxEntries:  teammem.DefaultServerDefaults.MaxEntries,
+		MaxEntryBytes:      teammem.DefaultServerDefaults.MaxEntryBytes,
+		MaxBodyBytes:       4 << 20,
+		SecretPolicy:       string(teammem.SecretPolicySkip),
+		TombstoneRetention: 720 * time.Hour,
+		LogFormat:          "json",
+		LogLevel:           "info",
+		ShutdownTimeout:    15 * time.Second,
+	}
+}
+
+// loadEnv overlays environment variables on c; malformed values are errors
+// that name the variable.
+func (c *Config) loadEnv(getenv func(string) string) error {
+	str := func(name string, dst *string) {
+		if v := getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	var errs []string
+	integer := func(name string, dst *int) {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q is not an integer", name, v))
+			}
+			*dst = n
+		}
+	}
+	duration := func(name string, dst *time.Duration) {
+		if v := getenv(name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%q is not a duration like 720h", name, v))
+			}
+			*dst = d
+		}
+	}
+	str("TEAMMEM_ADDR", &c.Addr)
+	str("TEAMMEM_METRICS_ADDR", &c.MetricsAddr)
+	str("TEAMMEM_DATABASE_URL", &c.DatabaseURL)
+	integer("TEAMMEM_DEFAULT_MAX_ENTRIES", &c.DefaultMaxEntries)
+	integer("TEAMMEM_MAX_ENTRY_BYTES", &c.MaxEntryBytes)
+	body := int(c.MaxBodyBytes)
+	integer("TEAMMEM_MAX_BODY_BYTES", &body)
+	c.MaxBodyBytes = int64(body)
+	str("TEAMMEM_SECRET_POLICY", &c.SecretPolicy)
+	duration("TEAMMEM_TOMBSTONE_RETENTION", &c.TombstoneRetention)
+	str("TEAMMEM_BOOTSTRAP_KEY", &c.BootstrapKey)
+	str("TEAMMEM_LOG_FORMAT", &c.LogFormat)
+	str("TEAMMEM_LOG_LEVEL", &c.LogLevel)
+	duration("TEAMMEM_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// bindFlags registers flags whose defaults are the env-loaded values, so a
+// flag overrides its variable.
+func (c *Config) bindFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (TEAMMEM_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "separate listen address for /metrics; empty serves it on --addr (TEAMMEM_METRICS_ADDR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "sqlite://path.db, sqlite:///abs/path.db or postgres://... (TEAMMEM_DATABASE_URL)")
+	fs.IntVar(&c.DefaultMaxEntries, "default-max-entries", c.DefaultMaxEntries, "entries per space unless the org sets its own (TEAMMEM_DEFAULT_MAX_ENTRIES)")
+	fs.IntVar(&c.MaxEntryBytes, "max-entry-bytes", c.MaxEntryBytes, "largest entry in bytes (TEAMMEM_MAX_ENTRY_BYTES)")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body in bytes (TEAMMEM_MAX_BODY_BYTES)")
+	fs.StringVar(&c.SecretPolicy, "secret-policy", c.SecretPolicy, "skip or reject entries holding secrets, unless the org sets its own (TEAMMEM_SECRET_POLICY)")
+	fs.DurationVar(&c.TombstoneRetention, "tombstone-retention", c.TombstoneRetention, "how long deletions are remembered (TEAMMEM_TOMBSTONE_RETENTION)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json or text (TEAMMEM_LOG_FORMAT)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (TEAMMEM_LOG_LEVEL)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long shutdown waits for in-flight requests (TEAMMEM_SHUTDOWN_TIMEOUT)")
+}
+
+// validate checks the configuration once, naming the variable at fault.
+func (c Config) validate() error {
+	var errs []string
+	if _, _, err := store.Parse(c.DatabaseURL); err != nil {
+		errs = append(errs, "TEAMMEM_DATABASE_URL: "+err.Error())
+	}
+	if c.DefaultMaxEntries < 1 {
+		errs = append(errs, "TEAMMEM_DEFAULT_MAX_ENTRIES must be at least 1")
+	}
+	if c.MaxEntryBytes < 1 {
+		errs = append(errs, "TEAMMEM_MAX_ENTRY_BYTES must be at least 1")
+	}
+	if c.MaxBodyBytes < 1024 {
+		errs = append(errs, "TEAMMEM_MAX_BODY_BYTES must be at least 1024")
+	}
+	if !teammem.SecretPolicy(c.SecretPolicy).Valid() {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_SECRET_POLICY=%q: want skip or reject", c.SecretPolicy))
+	}
+	if c.TombstoneRetention < time.Minute {
+		errs = append(errs, "TEAMMEM_TOMBSTONE_RETENTION must be at least 1m")
+	}
+	if c.BootstrapKey != "" && len(c.BootstrapKey) < teammem.MinKeyLength {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_BOOTSTRAP_KEY must be at least %d characters", teammem.MinKeyLength))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_LOG_FORMAT=%q: want json or text", c.LogFormat))
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_LOG_LEVEL=%q: want debug, info, warn or error", c.LogLevel))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid configuration: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// defaults returns the domain defaults the configuration implies.
+func (c Config) defaults() teammem.ServerDefaults {
+	return teammem.ServerDefaults{MaxEntries: c.DefaultMaxEntries, MaxEntryBytes: c.MaxEntryBytes, SecretPolicy: teammem.SecretPolicy(c.SecretPolicy)}
+}
+
+// String prints the configuration with secrets redacted.
+func (c Config) String() string {
+	key := ""
+	if c.BootstrapKey != "" {
+		key = "***"
+	}
+	return fmt.Sprintf("addr=%s metrics_addr=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s bootstrap_key=%s",
+		c.Addr, c.MetricsAddr, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention, key)
+}

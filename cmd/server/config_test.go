@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestConfigEnvThenFlags(t *testing.T) {
+	c := defaultConfig()
+	if err := c.loadEnv(envOf(map[string]string{"TEAMMEM_ADDR": ":9000", "TEAMMEM_DEFAULT_MAX_ENTRIES": "7",
+		"TEAMMEM_TOMBSTONE_RETENTION": "48h", "TEAMMEM_SECRET_POLICY": "reject"})); err != nil {
+		t.Fatal(err)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	c.bindFlags(fs)
+	if err := fs.Parse([]string{"--addr", ":9100"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != ":9100" || c.DefaultMaxEntries != 7 || c.TombstoneRetention != 48*time.Hour || c.SecretPolicy != "reject" {
+		t.Fatalf("config = %+v", c)
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	c := defaultConfig()
+	err := c.loadEnv(envOf(map[string]string{"TEAMMEM_DEFAULT_MAX_ENTRIES": "many", "TEAMMEM_TOMBSTONE_RETENTION": "30 days"}))
+	if err == nil || !strings.Contains(err.Error(), "TEAMMEM_DEFAULT_MAX_ENTRIES") || !strings.Contains(err.Error(), "TEAMMEM_TOMBSTONE_RETENTION") {
+		t.Fatalf("loadEnv error = %v", err)
+	}
+	for name, mutate := range map[string]func(*Config){
+		"TEAMMEM_SECRET_POLICY":  func(c *Config) { c.SecretPolicy = "ignore" },
+		"TEAMMEM_BOOTSTRAP_KEY":  func(c *Config) { c.BootstrapKey = "short" },
+		"TEAMMEM_DATABASE_URL":   func(c *Config) { c.DatabaseURL = "mysql://x" },
+		"TEAMMEM_LOG_FORMAT":     func(c *Config) { c.LogFormat = "xml" },
+		"TEAMMEM_MAX_BODY_BYTES": func(c *Config) { c.MaxBodyBytes = 0 },
+	} {
+		c := defaultConfig()
+		mutate(&c)
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("validate with bad %s = %v", name, err)
+		}
+	}
+	c = defaultConfig()
+	c.BootstrapKey = strings.Repeat("k", 40)
+	if s := c.String(); strings.Contains(s, c.BootstrapKey) {
+		t.Fatalf("String leaks the bootstrap key: %s", s)
+	}
+}
+
+// TestEnvVarsListIsComplete checks that envVars names exactly what loadEnv reads.
+func TestEnvVarsListIsComplete(t *testing.T) {
+	var read []string
+	c := defaultConfig()
+	_ = c.loadEnv(func(k string) string { read = append(read, k); return "" })
+	slices.Sort(read)
+	want := slices.Clone(envVars)
+	slices.Sort(want)
+	if !slices.Equal(read, want) {
+		t.Fatalf("loadEnv reads %v, envVars lists %v", read, want)
+	}
+}
+
+// TestComposeSetsOnlyKnownVariables parses docker-compose.yml: every TEAMMEM_*
+// variable it sets must be one the server reads.
+func TestComposeSetsOnlyKnownVariables(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]struct {
+			Environment yaml.Node `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(b, &compose); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for name, svc := range compose.Services {
+		for _, v := range envNames(svc.Environment) {
+			if !strings.HasPrefix(v, "TEAMMEM_") {
+				continue
+			}
+			seen++
+			if !slices.Contains(envVars, v) {
+				t.Errorf("service %s sets %s, which teammem-server does not read", name, v)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("docker-compose.yml sets no TEAMMEM_* variable")
+	}
+}
+
+// envNames lists the variable names of a compose environment, in either
+// map form or list ("NAME=value") form.
+func envNames(n yaml.Node) []string {
+	var out []string
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i < len(n.Content); i += 2 {
+			out = append(out, n.Content[i].Value)
+		}
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			name, _, _ := strings.Cut(item.Value, "=")
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/teammem/teammem/internal/httpapi"
+	"github.com/teammem/teammem/internal/secretscan"
+	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/telemetry"
+)
+
+// Main is the running server: configuration, store, API and listeners.
+// End-to-end tests drive the built binary; Main keeps the wiring in one place.
+type Main struct {
+	Config Config
+	Log    *slog.Logger
+	Stderr io.Writer
+
+	store   teammem.Store
+	api     *httpapi.Server
+	servers []*http.Server
+	// Addr is the API listener's address once Open returned.
+	Addr net.Addr
+}
+
+// newLogger builds the JSON or text logger the configuration asks for.
+func newLogger(c Config, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// Open opens the database, bootstraps an empty one, builds the API and binds
+// the listeners.
+func (m *Main) Open(ctx context.Context) error {
+	start := time.Now()
+	st, err := store.Open(ctx, m.Config.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	m.store = st
+	if err := bootstrap(ctx, st, m.Config.BootstrapKey, m.Stderr); err != nil {
+		return err
+	}
+	sc, err := secretscan.New()
+	if err != nil {
+		return fmt.Errorf("secret scanner: %w", err)
+	}
+	metrics := telemetry.New()
+	m.api = httpapi.New(st, httpapi.NewScanner(sc), httpapi.Config{
+		Defaults:           m.Config.defaults(),
+		MaxBodyBytes:       m.Config.MaxBodyBytes,
+		TombstoneRetention: m.Config.TombstoneRetention,
+		MetricsOnMain:      m.Config.MetricsAddr == "",
+	}, m.Log, metrics)
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return err
+	}
+	m.Addr = ln.Addr()
+	m.serve(ln, m.api.Handler())
+	if m.Config.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", m.Config.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		m.serve(mln, m.api.MetricsHandler())
+	}
+	m.Log.Info("teammem-server listening", "addr", m.Addr.String(), "config", m.Config.String(), "startup", time.Since(start).String())
+	return nil
+}
+
+func (m *Main) serve(ln net.Listener, h http.Handler) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      0, // server-sent event streams stay open; handlers bound their own work
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(m.Log.Handler(), slog.LevelWarn),
+	}
+	m.servers = append(m.servers, srv)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.Log.Error("listener failed", "error", err.Error())
+		}
+	}()
+}
+
+// Run serves until ctx ends, then shuts down gracefully: in-flight requests
+// finish (up to the shutdown timeout) and background state is flushed.
+func (m *Main) Run(ctx context.Context) error {
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { m.api.Run(bg) })
+	<-ctx.Done()
+	m.Log.Info("shutting down")
+	sctx, scancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+	defer scancel()
+	var errs []error
+	for _, srv := range m.servers {
+		errs = append(errs, srv.Shutdown(sctx))
+	}
+	cancel()
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Close releases the database.
+func (m *Main) Close() error {
+	if m.store == nil {
+		return nil
+	}
+	return m.store.Close()
+}

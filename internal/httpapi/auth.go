@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// apiKeyFrom returns the key a request carries in "Authorization: Bearer" or
+// "x-api-key".
+func apiKeyFrom(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if scheme, rest, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return strings.TrimSpace(r.Header.Get("x-api-key"))
+}
+
+// authenticate resolves the request's key to a usable principal.
+func (s *Server) authenticate(r *http.Request) (teammem.Principal, error) {
+	key := apiKeyFrom(r)
+	if key == "" {
+		return teammem.Principal{}, teammem.Errorf(teammem.EUnauthorized, "an API key is required (Authorization: Bearer <key> or x-api-key)")
+	}
+	p, err := s.store.KeyLookup(r.Context(), teammem.HashKey(key))
+	switch teammem.ErrorCode(err) {
+	case "":
+	case teammem.ENotFound:
+		return p, teammem.Errorf(teammem.EUnauthorized, "the API key is not valid")
+	default:
+		return p, err
+	}
+	now := time.Now()
+	switch {
+	case p.Key.RevokedAt != nil:
+		return p, teammem.Errorf(teammem.EUnauthorized, "the API key was revoked")
+	case p.Key.ExpiresAt != nil && !now.Before(*p.Key.ExpiresAt):
+		return p, teammem.Errorf(teammem.EUnauthorized, "the API key expired")
+	case p.Org.Disabled:
+		return p, teammem.Errorf(teammem.EForbidden, "the organization is disabled")
+	case p.User.Disabled:
+		return p, teammem.Errorf(teammem.EForbidden, "the user is disabled")
+	}
+	s.touch.mark(p.Key.ID, now)
+	return p, nil
+}
+
+// requireKey is middleware that admits only requests with a usable key and
+// puts the principal in the request context.
+func (s *Server) requireKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxPrincipal, p)))
+	})
+}
+
+// principal returns the authenticated caller; requireKey guarantees one.
+func principal(r *http.Request) teammem.Principal {
+	p, _ := r.Context().Value(ctxPrincipal).(teammem.Principal)
+	return p
+}
+
+// requireWriter refuses callers that may not change memory.
+func requireWriter(p teammem.Principal) error {
+	if p.Key.ReadOnly {
+		return teammem.Errorf(teammem.EForbidden, "the API key is read-only")
+	}
+	if !p.User.Role.AtLeast(teammem.RoleMember) {
+		return teammem.Errorf(teammem.EForbidden, "role %s may not write memory", p.User.Role)
+	}
+	return nil
+}
+
+// keyToucher coalesces last-used times so a request never waits on a write;
+// they are flushed periodically and at shutdown.
+type keyToucher struct {
+	mu   sync.Mutex
+	used map[string]time.Time
+}
+
+func (k *keyToucher) mark(id string, at time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.used == nil {
+		k.used = make(map[string]time.Time)
+	}
+	k.used[id] = at
+}
+
+func (k *keyToucher) take() map[string]time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	u := k.used
+	k.used = nil
+	return u
+}
+
+// clientID names the client of a request for entry authorship.
+func clientID(r *http.Request) string {
+	id := r.Header.Get("X-Teammem-Client")
+	if id == "" {
+		id = r.UserAgent()
+	}
+	if len(id) > 120 {
+		id = id[:120]
+	}
+	return strings.ToValidUTF8(id, "")
+}

@@ -1,0 +1,123 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// statusByCode is the one table from domain error codes to HTTP statuses.
+var statusByCode = map[string]int{
+	teammem.EInvalid:            http.StatusBadRequest,
+	teammem.EUnauthorized:       http.StatusUnauthorized,
+	teammem.EForbidden:          http.StatusForbidden,
+	teammem.ENotFound:           http.StatusNotFound,
+	teammem.EConflict:           http.StatusConflict,
+	teammem.EGone:               http.StatusGone,
+	teammem.EPreconditionFailed: http.StatusPreconditionFailed,
+	teammem.ETooLarge:           http.StatusRequestEntityTooLarge,
+	teammem.ESecretDetected:     http.StatusUnprocessableEntity,
+	teammem.ERateLimited:        http.StatusTooManyRequests,
+	teammem.EUnavailable:        http.StatusServiceUnavailable,
+	teammem.EInternal:           http.StatusInternalServerError,
+}
+
+// ErrorBody is the JSON shape of every error response.
+type ErrorBody struct {
+	Error ErrorObject `json:"error"`
+}
+
+// ErrorObject carries the code, a human message and optional details.
+type ErrorObject struct {
+	Type    string         `json:"type"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// handlerFunc is an HTTP handler that reports failure by returning an error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts a handlerFunc: a returned error becomes the JSON error body.
+func (s *Server) handle(fn handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+// writeError writes err as the JSON error body. Only internal errors are
+// logged with their detail; the client gets the code and a safe message.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		err = teammem.Errorf(teammem.ETooLarge, "request body is over the limit of %d bytes", maxErr.Limit).
+			WithDetails(map[string]any{"error_code": "request_too_large", "max_body_bytes": maxErr.Limit})
+	}
+	code := teammem.ErrorCode(err)
+	status, ok := statusByCode[code]
+	if !ok {
+		status, code = http.StatusInternalServerError, teammem.EInternal
+	}
+	if code == teammem.EInternal || code == teammem.EUnavailable {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
+			slog.String("code", code), slog.String("error", err.Error()))
+	}
+	if code == teammem.ERateLimited {
+		if ra, ok := teammem.ErrorDetails(err)["retry_after_seconds"]; ok {
+			w.Header().Set("Retry-After", jsonString(ra))
+		}
+	}
+	writeJSON(w, status, ErrorBody{Error: ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: teammem.ErrorDetails(err)}})
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// writeJSON writes v as a JSON response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// decodeJSON reads a JSON body into v; malformed bodies are EInvalid and
+// bodies over the limit surface as *http.MaxBytesError.
+func decodeJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(v); err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return err
+		}
+		return teammem.Errorf(teammem.EInvalid, "request body is not valid JSON of the expected shape: %s", jsonErrorText(err))
+	}
+	if dec.More() {
+		return teammem.Errorf(teammem.EInvalid, "request body has data after the JSON value")
+	}
+	return nil
+}
+
+// jsonErrorText describes a decoding error without echoing body content.
+func jsonErrorText(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return "syntax error"
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			return "field " + typ.Field + " has the wrong type"
+		}
+		return "wrong type"
+	default:
+		return "unreadable body"
+	}
+}

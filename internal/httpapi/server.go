@@ -1,0 +1,152 @@
+// Package httpapi is teammem's HTTP layer: the chi router with every route
+// listed in one function, one file of handlers per resource, the auth
+// middleware, and the single table from domain error codes to statuses.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/telemetry"
+)
+
+// Config holds the server's HTTP-level settings.
+type Config struct {
+	Defaults           teammem.ServerDefaults
+	MaxBodyBytes       int64
+	TombstoneRetention time.Duration
+	// MetricsOnMain serves /metrics on the API listener too.
+	MetricsOnMain bool
+}
+
+// Server serves the teammem API.
+type Server struct {
+	store   teammem.Store
+	cfg     Config
+	log     *slog.Logger
+	metrics *telemetry.Metrics
+	writer  *teammem.Writer
+	touch   keyToucher
+	router  chi.Router
+}
+
+// New returns a server on store. scanner may be nil (no secret scanning).
+func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *slog.Logger, metrics *telemetry.Metrics) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if metrics == nil {
+		metrics = telemetry.New()
+	}
+	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics}
+	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.router = s.routes()
+	return s
+}
+
+// Handler returns the root handler.
+func (s *Server) Handler() http.Handler { return s.observe(s.router) }
+
+// MetricsHandler serves the Prometheus metrics, for a separate listener.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
+}
+
+// routes lists every route of the API in one place; a test checks that it
+// matches api/openapi.yaml.
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return teammem.Errorf(teammem.ENotFound, "no such route")
+	}))
+	r.MethodNotAllowed(s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		return &teammem.Error{Code: teammem.EInvalid, Message: "method not allowed on this route"}
+	}))
+	r.Get("/healthz", s.handle(s.healthz))
+	r.Get("/readyz", s.handle(s.readyz))
+	if s.cfg.MetricsOnMain {
+		r.Method(http.MethodGet, "/metrics", s.MetricsHandler())
+	}
+	r.Group(func(r chi.Router) {
+		r.Use(s.limitBody, s.requireKey)
+		r.Get("/api/claude_code/team_memory", s.handle(s.getTeamMemory))
+		r.Put("/api/claude_code/team_memory", s.handle(s.putTeamMemory))
+	})
+	return r
+}
+
+// Route is one method and path template the router serves.
+type Route struct{ Method, Path string }
+
+// Routes lists the routes the router serves, for the spec parity test.
+func (s *Server) Routes() ([]Route, error) {
+	var out []Route
+	err := chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		out = append(out, Route{Method: method, Path: route})
+		return nil
+	})
+	return out, err
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.WarnContext(ctx, "not ready", "error", err.Error())
+		return teammem.Errorf(teammem.EUnavailable, "the database is not reachable or not migrated")
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	return nil
+}
+
+// Run does the server's background work until ctx ends: flushing key
+// last-use times and purging expired tombstones. It flushes once more on exit.
+func (s *Server) Run(ctx context.Context) {
+	flush := time.NewTicker(30 * time.Second)
+	defer flush.Stop()
+	purge := time.NewTicker(time.Hour)
+	defer purge.Stop()
+	s.purgeTombstones(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			s.flushKeyUse(context.WithoutCancel(ctx))
+			return
+		case <-flush.C:
+			s.flushKeyUse(ctx)
+		case <-purge.C:
+			s.purgeTombstones(ctx)
+		}
+	}
+}
+
+func (s *Server) flushKeyUse(ctx context.Context) {
+	if used := s.touch.take(); len(used) > 0 {
+		if err := s.store.KeysTouch(ctx, used); err != nil {
+			s.log.WarnContext(ctx, "recording key use failed", "error", err.Error())
+		}
+	}
+}
+
+func (s *Server) purgeTombstones(ctx context.Context) {
+	if s.cfg.TombstoneRetention <= 0 {
+		return
+	}
+	n, err := s.store.TombstonesPurge(ctx, time.Now().Add(-s.cfg.TombstoneRetention))
+	if err != nil {
+		s.log.WarnContext(ctx, "tombstone purge failed", "error", err.Error())
+	} else if n > 0 {
+		s.log.InfoContext(ctx, "purged expired tombstones", "count", n)
+	}
+}

@@ -1,0 +1,323 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// The Claude Code team memory endpoint (design §4.1, reference §3.4): a
+// stock client pointed at this server with TEAM_MEMORY_SYNC_URL pulls with
+// ETags, probes hashes on conflict and pushes upserts with If-Match.
+
+// teamMemoryResponse is the 200 body of a full GET.
+type teamMemoryResponse struct {
+	OrganizationID string            `json:"organizationId"`
+	Repo           string            `json:"repo"`
+	Version        int64             `json:"version"`
+	LastModified   string            `json:"lastModified"`
+	Checksum       string            `json:"checksum"`
+	Content        teamMemoryContent `json:"content"`
+}
+
+type teamMemoryContent struct {
+	Entries        map[string]string `json:"entries"`
+	EntryChecksums map[string]string `json:"entryChecksums"`
+}
+
+// teamMemoryHashes is the 200 body of GET ?view=hashes: top-level checksums.
+type teamMemoryHashes struct {
+	OrganizationID string            `json:"organizationId"`
+	Repo           string            `json:"repo"`
+	Version        int64             `json:"version"`
+	LastModified   string            `json:"lastModified"`
+	Checksum       string            `json:"checksum"`
+	EntryChecksums map[string]string `json:"entryChecksums"`
+}
+
+// teamMemoryPutRequest is the PUT body: only the changed entries.
+type teamMemoryPutRequest struct {
+	Entries map[string]string `json:"entries"`
+}
+
+// teamMemoryPutResponse is the 200 body of a PUT. The stock client reads
+// checksum and lastModified; the rest reports what happened.
+type teamMemoryPutResponse struct {
+	OrganizationID    string                  `json:"organizationId"`
+	Repo              string                  `json:"repo"`
+	Version           int64                   `json:"version"`
+	LastModified      string                  `json:"lastModified"`
+	Checksum          string                  `json:"checksum"`
+	FilesUploaded     int                     `json:"filesUploaded"`
+	SkippedSecrets    []teammem.SkippedSecret `json:"skippedSecrets"`
+	SkippedTombstoned []string                `json:"skippedTombstoned"`
+}
+
+const apiClaudeCode = "claude_code"
+
+func lastModified(s teammem.Space) string { return s.UpdatedAt.UTC().Format(time.RFC3339Nano) }
+
+// teamSpace finds the team space of the request's repo; create says whether
+// a missing repo and space may be created (first push).
+func (s *Server) teamSpace(ctx context.Context, p teammem.Principal, slug string, create bool) (teammem.Repo, teammem.Space, error) {
+	if err := teammem.ValidateRepoSlug(slug); err != nil {
+		return teammem.Repo{}, teammem.Space{}, err
+	}
+	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
+	if teammem.ErrorCode(err) == teammem.ENotFound && create {
+		if !p.Org.Limits(s.cfg.Defaults).AutoCreateRepos {
+			return repo, teammem.Space{}, teammem.Errorf(teammem.ENotFound, "repo %q does not exist and the organization does not create repos automatically", slug)
+		}
+		repo, err = s.store.RepoEnsure(ctx, p.Org.ID, slug)
+	}
+	if err != nil {
+		if teammem.ErrorCode(err) == teammem.ENotFound {
+			err = teammem.Errorf(teammem.ENotFound, "no team memory for repo %q", slug)
+		}
+		return repo, teammem.Space{}, err
+	}
+	ref := teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam}
+	var sp teammem.Space
+	if create {
+		sp, err = s.store.SpaceEnsure(ctx, p.Org.ID, ref)
+	} else {
+		sp, err = s.store.SpaceGet(ctx, p.Org.ID, ref)
+		if teammem.ErrorCode(err) == teammem.ENotFound {
+			err = teammem.Errorf(teammem.ENotFound, "no team memory for repo %q", slug)
+		}
+	}
+	return repo, sp, err
+}
+
+// getTeamMemory serves GET /api/claude_code/team_memory.
+func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	outcome := "error"
+	defer func() { s.metrics.Pulls.WithLabelValues(p.Org.Slug, apiClaudeCode, outcome).Inc() }()
+	slug := r.URL.Query().Get("repo")
+	hashes := r.URL.Query().Get("view") == "hashes"
+	if v := r.URL.Query().Get("view"); v != "" && !hashes {
+		return teammem.Errorf(teammem.EInvalid, "view must be \"hashes\" or absent")
+	}
+	_, sp, err := s.teamSpace(r.Context(), p, slug, false)
+	if err == nil && sp.Empty() {
+		err = teammem.Errorf(teammem.ENotFound, "no team memory for repo %q", slug)
+	}
+	if err != nil {
+		if teammem.ErrorCode(err) == teammem.ENotFound {
+			outcome = "empty"
+		}
+		return err
+	}
+	etag := `"` + sp.Checksum + `"`
+	w.Header().Set("ETag", etag)
+	if !hashes && ifNoneMatch(r, sp.Checksum) {
+		outcome = "not_modified"
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	entries, err := s.store.EntriesList(r.Context(), p.Org.ID, sp.ID, !hashes)
+	if err != nil {
+		return err
+	}
+	sums := make(map[string]string, len(entries))
+	for _, e := range entries {
+		sums[e.Key] = e.Checksum
+	}
+	outcome = "ok"
+	if hashes {
+		writeJSON(w, http.StatusOK, teamMemoryHashes{OrganizationID: p.Org.Slug, Repo: slug, Version: sp.Version,
+			LastModified: lastModified(sp), Checksum: sp.Checksum, EntryChecksums: sums})
+		return nil
+	}
+	contents := make(map[string]string, len(entries))
+	for _, e := range entries {
+		contents[e.Key] = e.Content
+	}
+	writeJSON(w, http.StatusOK, teamMemoryResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: sp.Version,
+		LastModified: lastModified(sp), Checksum: sp.Checksum, Content: teamMemoryContent{Entries: contents, EntryChecksums: sums}})
+	return nil
+}
+
+// ifNoneMatch reports whether the request's If-None-Match names checksum
+// (quotes optional, a list or "*" allowed).
+func ifNoneMatch(r *http.Request, checksum string) bool {
+	for _, v := range r.Header.Values("If-None-Match") {
+		for _, part := range splitETags(v) {
+			if part == "*" || teammem.NormalizeETag(part) == checksum {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func splitETags(v string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(v); i++ {
+		if i == len(v) || v[i] == ',' {
+			if part := trimSpace(v[start:i]); part != "" {
+				out = append(out, part)
+			}
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// putTeamMemory serves PUT /api/claude_code/team_memory: an atomic upsert.
+func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	slug := r.URL.Query().Get("repo")
+	var body teamMemoryPutRequest
+	res, err := func() (teammem.WriteResult, error) {
+		if err := requireWriter(p); err != nil {
+			return teammem.WriteResult{}, err
+		}
+		if err := teammem.ValidateRepoSlug(slug); err != nil {
+			return teammem.WriteResult{}, err
+		}
+		if err := decodeJSON(r, &body); err != nil {
+			return teammem.WriteResult{}, err
+		}
+		if body.Entries == nil {
+			return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, `request body must be {"entries": {"<key>": "<content>", ...}}`)
+		}
+		req := teammem.WriteRequest{IfMatch: r.Header.Get("If-Match")}
+		for k, v := range body.Entries {
+			req.Upserts = append(req.Upserts, teammem.Upsert{Key: k, Content: v})
+		}
+		if err := teammem.ValidateWrite(req, p.Org.Limits(s.cfg.Defaults)); err != nil {
+			return teammem.WriteResult{}, err // before anything, even a repo, is created
+		}
+		_, sp, err := s.teamSpace(r.Context(), p, slug, true)
+		if err != nil {
+			return teammem.WriteResult{}, err
+		}
+		return s.writer.Write(r.Context(), p.Org, sp, teammem.Actor{UserID: p.User.ID, ClientID: clientID(r)}, req)
+	}()
+	s.recordWrite(r.Context(), p, apiClaudeCode, slug, res, err)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, teamMemoryPutResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: res.Space.Version,
+		LastModified: lastModified(res.Space), Checksum: res.Space.Checksum, FilesUploaded: len(res.Written),
+		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)})
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// pushOutcome names the metric outcome of a write's error.
+func pushOutcome(res teammem.WriteResult, err error) string {
+	switch teammem.ErrorCode(err) {
+	case "":
+		if res.Noop() {
+			return "noop"
+		}
+		return "ok"
+	case teammem.EConflict, teammem.EPreconditionFailed:
+		return "conflict"
+	case teammem.ETooLarge:
+		switch teammem.ErrorDetails(err)["error_code"] {
+		case "team_memory_too_many_entries":
+			return "too_many_entries"
+		default:
+			return "entry_too_large"
+		}
+	case teammem.ESecretDetected:
+		return "secret_rejected"
+	case teammem.ERateLimited:
+		return "rate_limited"
+	case teammem.EInvalid, teammem.EForbidden, teammem.ENotFound:
+		return "invalid"
+	default:
+		return "error"
+	}
+}
+
+var capByErrorCode = map[any]string{
+	"team_memory_too_many_entries": "max_entries",
+	"team_memory_entry_too_large":  "max_entry_bytes",
+	"request_too_large":            "max_body_bytes",
+}
+
+// recordWrite turns a write's result into metrics and audit events. Secret
+// findings are recorded by rule id only.
+func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo string, res teammem.WriteResult, err error) {
+	org := p.Org.Slug
+	s.metrics.Pushes.WithLabelValues(org, api, pushOutcome(res, err)).Inc()
+	if err != nil {
+		if c, ok := capByErrorCode[teammem.ErrorDetails(err)["error_code"]]; ok {
+			s.metrics.CapsHit.WithLabelValues(org, c).Inc()
+		}
+		if code := teammem.ErrorCode(err); code == teammem.ESecretDetected || code == teammem.ETooLarge {
+			details := map[string]any{"api": api, "reason": teammem.ErrorDetails(err)["error_code"]}
+			if code == teammem.ESecretDetected {
+				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
+				details["rule_ids"] = ruleIDs(found)
+			}
+			s.audit(ctx, p, "push.rejected", repo, "", details)
+		}
+		return
+	}
+	if res.Noop() {
+		s.metrics.PushesSuppressed.WithLabelValues(org, "noop").Inc()
+	}
+	if n := len(res.Written) + len(res.Deleted); n > 0 {
+		s.metrics.EntriesWritten.WithLabelValues(org).Add(float64(n))
+	}
+	for _, f := range res.SkippedSecrets {
+		s.metrics.SecretsSkipped.WithLabelValues(org, f.RuleID).Inc()
+	}
+	if n := len(res.SkippedTombstoned); n > 0 {
+		s.metrics.TombstonesRefused.WithLabelValues(org).Add(float64(n))
+	}
+	if len(res.SkippedSecrets) > 0 {
+		s.audit(ctx, p, "push.secret_skipped", repo, "", map[string]any{"api": api, "rule_ids": ruleIDs(res.SkippedSecrets)})
+	}
+}
+
+func ruleIDs(found []teammem.SkippedSecret) []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, f := range found {
+		if !seen[f.RuleID] {
+			seen[f.RuleID] = true
+			ids = append(ids, f.RuleID)
+		}
+	}
+	return ids
+}
+
+// audit appends an audit event; a failure is logged, never fatal to the request.
+func (s *Server) audit(ctx context.Context, p teammem.Principal, action, repo, target string, details map[string]any) {
+	// Round-trip details through JSON so only plain values are stored.
+	if b, err := json.Marshal(details); err == nil {
+		details = nil
+		_ = json.Unmarshal(b, &details)
+	}
+	if err := s.store.AuditAppend(context.WithoutCancel(ctx), p.Org.ID, teammem.AuditEvent{ActorID: p.User.ID, Action: action,
+		Repo: repo, Target: target, Details: details}); err != nil {
+		s.log.ErrorContext(ctx, "audit append failed", "action", action, "error", err.Error())
+	}
+}

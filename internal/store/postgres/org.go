@@ -1,0 +1,78 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+const orgColumns = `id, slug, name, settings, disabled, created_at`
+
+func scanOrg(row pgx.Row) (teammem.Org, error) {
+	var o teammem.Org
+	var settings string
+	if err := row.Scan(&o.ID, &o.Slug, &o.Name, &settings, &o.Disabled, &o.CreatedAt); err != nil {
+		return o, interpret(err)
+	}
+	return o, decodeSettings(settings, &o)
+}
+
+// decodeSettings fills o.Settings from the JSON text the settings column holds.
+func decodeSettings(settings string, o *teammem.Org) error {
+	if err := json.Unmarshal([]byte(settings), &o.Settings); err != nil {
+		return fmt.Errorf("decode org %d settings: %w", o.ID, err)
+	}
+	return nil
+}
+
+// OrgCreate creates an org.
+func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem.Org, error) {
+	settings, err := json.Marshal(p.Settings)
+	if err != nil {
+		return teammem.Org{}, err
+	}
+	return scanOrg(db.pool.QueryRow(ctx, `INSERT INTO orgs (slug, name, settings, created_at) VALUES ($1, $2, $3, $4)
+		RETURNING `+orgColumns, p.Slug, p.Name, string(settings), now()))
+}
+
+// OrgGet returns an org by id.
+func (db *DB) OrgGet(ctx context.Context, orgID int64) (teammem.Org, error) {
+	return scanOrg(db.pool.QueryRow(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = $1`, orgID))
+}
+
+// OrgGetBySlug returns an org by slug.
+func (db *DB) OrgGetBySlug(ctx context.Context, slug string) (teammem.Org, error) {
+	return scanOrg(db.pool.QueryRow(ctx, `SELECT `+orgColumns+` FROM orgs WHERE slug = $1`, slug))
+}
+
+// OrgList lists every org, oldest first.
+func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+orgColumns+` FROM orgs ORDER BY id`)
+	return collect(rows, err, scanOrg)
+}
+
+// OrgUpdate changes an org's name, settings or disabled flag.
+func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
+	var settings *string
+	if p.Settings != nil {
+		b, err := json.Marshal(p.Settings)
+		if err != nil {
+			return teammem.Org{}, err
+		}
+		s := string(b)
+		settings = &s
+	}
+	return scanOrg(db.pool.QueryRow(ctx, `UPDATE orgs SET name = coalesce($1, name), settings = coalesce($2, settings),
+		disabled = coalesce($3, disabled) WHERE id = $4 RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID))
+}
+
+// OrgCount counts orgs.
+func (db *DB) OrgCount(ctx context.Context) (int, error) {
+	var n int
+	err := db.pool.QueryRow(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
+	return n, interpret(err)
+}

@@ -1,0 +1,176 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+const spaceColumns = `id, org_id, repo_id, scope, coalesce(user_id, 0), version, checksum, entry_count, total_bytes, purged_through, updated_at`
+
+func scanSpace(row pgx.Row) (teammem.Space, error) {
+	var s teammem.Space
+	var scope string
+	if err := row.Scan(&s.ID, &s.OrgID, &s.RepoID, &scope, &s.UserID, &s.Version, &s.Checksum, &s.EntryCount,
+		&s.TotalBytes, &s.PurgedThrough, &s.UpdatedAt); err != nil {
+		return s, interpret(err)
+	}
+	s.Scope = teammem.Scope(scope)
+	return s, nil
+}
+
+// userArg is the user_id a new space stores: the owner of a personal space,
+// NULL for the team space.
+func userArg(ref teammem.SpaceRef) *int64 {
+	if ref.Scope != teammem.ScopePersonal {
+		return nil
+	}
+	return &ref.UserID
+}
+
+// SpaceGet returns a space head.
+func (db *DB) SpaceGet(ctx context.Context, orgID int64, ref teammem.SpaceRef) (teammem.Space, error) {
+	// The filter matches the spaces_ref index expression.
+	return scanSpace(db.pool.QueryRow(ctx, `SELECT `+spaceColumns+` FROM spaces
+		WHERE org_id = $1 AND repo_id = $2 AND scope = $3 AND coalesce(user_id, 0) = $4`, orgID, ref.RepoID, string(ref.Scope), ref.UserID))
+}
+
+// SpaceEnsure returns a space head, creating an empty space when missing.
+// The repo, and the owner of a personal space, must belong to the org
+// (ENotFound otherwise).
+func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef) (teammem.Space, error) {
+	if s, err := db.SpaceGet(ctx, orgID, ref); teammem.ErrorCode(err) != teammem.ENotFound {
+		return s, err
+	}
+	// ON CONFLICT DO NOTHING waits for a concurrent insert of the same space
+	// to commit, so the SpaceGet below sees it.
+	_, err := db.pool.Exec(ctx, `INSERT INTO spaces (org_id, repo_id, scope, user_id, checksum, updated_at)
+		SELECT r.org_id, r.id, $3::text, $4::bigint, $5::text, $6::timestamptz FROM repos r
+		WHERE r.org_id = $1 AND r.id = $2
+			AND ($4::bigint IS NULL OR EXISTS (SELECT 1 FROM users u WHERE u.org_id = $1 AND u.id = $4::bigint))
+		ON CONFLICT DO NOTHING`, orgID, ref.RepoID, string(ref.Scope), userArg(ref), teammem.EmptySpaceChecksum, now())
+	if err != nil {
+		return teammem.Space{}, interpret(err)
+	}
+	return db.SpaceGet(ctx, orgID, ref)
+}
+
+// SpaceApply runs fn under the space's write lock and commits its changes.
+// The lock is the space row's, taken with SELECT ... FOR UPDATE: writers to
+// one space queue on it across every replica, writers to others never wait.
+func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (teammem.Space, error) {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return teammem.Space{}, interpret(err)
+	}
+	// A no-op after Commit. Not cancelled with ctx, so the connection goes
+	// back to the pool cleanly.
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	space, err := scanSpace(tx.QueryRow(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, spaceID))
+	if err != nil {
+		return space, err
+	}
+	// Read committed: this statement starts after the lock was granted, so
+	// it sees every change the previous holder committed.
+	heads, err := entryHeads(ctx, tx, orgID, spaceID)
+	if err != nil {
+		return space, err
+	}
+	current := func(key string) (string, error) {
+		var content string
+		err := tx.QueryRow(ctx, `SELECT content FROM entries WHERE org_id = $1 AND space_id = $2 AND key = $3 AND NOT deleted`,
+			orgID, spaceID, key).Scan(&content)
+		return content, interpret(err)
+	}
+	changes, err := fn(space, heads, current)
+	if err != nil || len(changes) == 0 {
+		return space, err
+	}
+	at := now()
+	next := space
+	next.Version, next.UpdatedAt = space.Version+1, at
+	newHeads := teammem.ApplyChanges(heads, changes, next.Version, actor, at)
+	next.Checksum, next.EntryCount, next.TotalBytes = teammem.Summarize(newHeads)
+	if err := sendWrites(ctx, tx, writeBatch(next, actor, changes, newHeads), changes); err != nil {
+		return space, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return space, interpret(err)
+	}
+	return next, nil
+}
+
+// writeBatch queues, for each change, the entry upsert and its history row,
+// then the new head: one round trip whatever the number of changes.
+func writeBatch(next teammem.Space, actor teammem.Actor, changes []teammem.EntryChange, heads map[string]teammem.Entry) *pgx.Batch {
+	b := &pgx.Batch{}
+	author := nullID(actor.UserID)
+	for _, c := range changes {
+		h := heads[c.Key]
+		var content *string // NULL for a tombstone
+		if c.Op != teammem.OpDelete {
+			content = &c.Content
+		}
+		b.Queue(`INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
+				version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
+				client_id = excluded.client_id, updated_at = excluded.updated_at`,
+			next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt)
+		b.Queue(`INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			next.OrgID, next.ID, c.Key, next.Version, string(c.Op), h.Checksum, h.Size, content, author, actor.ClientID, next.UpdatedAt)
+	}
+	b.Queue(`UPDATE spaces SET version = $1, checksum = $2, entry_count = $3, total_bytes = $4, updated_at = $5
+		WHERE org_id = $6 AND id = $7`, next.Version, next.Checksum, next.EntryCount, next.TotalBytes, next.UpdatedAt, next.OrgID, next.ID)
+	return b
+}
+
+// sendWrites sends the batch writeBatch built and reads its results in
+// order, naming the entry whose statement failed.
+func sendWrites(ctx context.Context, tx pgx.Tx, b *pgx.Batch, changes []teammem.EntryChange) error {
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	for _, c := range changes {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("write entry %q: %w", c.Key, interpret(err))
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("record version of %q: %w", c.Key, interpret(err))
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("update space head: %w", interpret(err))
+	}
+	return interpret(br.Close())
+}
+
+// TombstonesPurge deletes tombstones last changed before cutoff and advances
+// each touched space's PurgedThrough. It first locks the spaces concerned, in
+// id order, as SpaceApply does one at a time, so it cannot deadlock with a
+// writer overwriting one of those tombstones.
+func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id FROM spaces
+			WHERE id IN (SELECT space_id FROM entries WHERE deleted AND updated_at < $1) ORDER BY id FOR UPDATE`, cutoff)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		return tx.QueryRow(ctx, `WITH purged AS (
+				DELETE FROM entries WHERE space_id = ANY($2) AND deleted AND updated_at < $1 RETURNING space_id, version),
+			moved AS (
+				UPDATE spaces s SET purged_through = greatest(s.purged_through, p.version)
+				FROM (SELECT space_id, max(version) AS version FROM purged GROUP BY space_id) p WHERE s.id = p.space_id)
+			SELECT count(*) FROM purged`, cutoff, ids).Scan(&n)
+	})
+	return n, interpret(err)
+}
