@@ -88,7 +88,8 @@ func forEachDB(t *testing.T, fn func(t *testing.T, dsn string)) {
 func startServer(t *testing.T, dsn string, env ...string) *server {
 	t.Helper()
 	cmd := exec.Command(serverBin)
-	cmd.Env = append(os.Environ(), "TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+bootstrapKey)
+	cmd.Env = append(os.Environ(), "TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+bootstrapKey,
+		"TEAMMEM_WRITE_RATE=0") // tests hammer with one key; rate limiting has its own tests
 	cmd.Env = append(cmd.Env, env...)
 	pr, pw := io.Pipe()
 	logs := &syncBuffer{}

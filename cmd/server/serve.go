@@ -11,9 +11,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/httpapi"
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/store/postgres"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/telemetry"
 )
@@ -26,6 +28,7 @@ type Main struct {
 	Stderr io.Writer
 
 	store   teammem.Store
+	events  events.Broker
 	api     *httpapi.Server
 	servers []*http.Server
 	// Addr is the API listener's address once Open returned.
@@ -60,11 +63,20 @@ func (m *Main) Open(ctx context.Context) error {
 		return fmt.Errorf("secret scanner: %w", err)
 	}
 	metrics := telemetry.New()
+	broker := events.Broker(events.NewLocal())
+	if pg, ok := st.(*postgres.DB); ok {
+		broker = events.NewPostgres(pg.Pool(), m.Log) // replicas announce each other's writes
+	}
+	m.events = broker
 	m.api = httpapi.New(st, httpapi.NewScanner(sc), httpapi.Config{
 		Defaults:           m.Config.defaults(),
 		MaxBodyBytes:       m.Config.MaxBodyBytes,
 		TombstoneRetention: m.Config.TombstoneRetention,
 		MetricsOnMain:      m.Config.MetricsAddr == "",
+		AdminKey:           m.Config.AdminKey,
+		WriteRate:          m.Config.WriteRate,
+		WriteBurst:         m.Config.WriteBurst,
+		Events:             broker,
 	}, m.Log, metrics)
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
@@ -122,6 +134,9 @@ func (m *Main) Run(ctx context.Context) error {
 
 // Close releases the database.
 func (m *Main) Close() error {
+	if m.events != nil {
+		m.events.Close()
+	}
 	if m.store == nil {
 		return nil
 	}

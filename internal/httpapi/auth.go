@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/subtle"
 	"net/http"
 	"strings"
 	"sync"
@@ -63,21 +64,28 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 	})
 }
 
+// requireAdminKey admits only requests carrying TEAMMEM_ADMIN_KEY; with no
+// admin key configured the server admin routes are closed.
+func (s *Server) requireAdminKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := apiKeyFrom(r)
+		switch {
+		case s.cfg.AdminKey == "":
+			s.writeError(w, r, teammem.Errorf(teammem.EForbidden, "server administration is disabled (TEAMMEM_ADMIN_KEY is not set)"))
+		case key == "":
+			s.writeError(w, r, teammem.Errorf(teammem.EUnauthorized, "the server admin key is required"))
+		case subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.AdminKey)) != 1:
+			s.writeError(w, r, teammem.Errorf(teammem.EForbidden, "this route needs the server admin key"))
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
 // principal returns the authenticated caller; requireKey guarantees one.
 func principal(r *http.Request) teammem.Principal {
 	p, _ := r.Context().Value(ctxPrincipal).(teammem.Principal)
 	return p
-}
-
-// requireWriter refuses callers that may not change memory.
-func requireWriter(p teammem.Principal) error {
-	if p.Key.ReadOnly {
-		return teammem.Errorf(teammem.EForbidden, "the API key is read-only")
-	}
-	if !p.User.Role.AtLeast(teammem.RoleMember) {
-		return teammem.Errorf(teammem.EForbidden, "role %s may not write memory", p.User.Role)
-	}
-	return nil
 }
 
 // keyToucher coalesces last-used times so a request never waits on a write;

@@ -66,6 +66,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
 			slog.String("code", code), slog.String("error", err.Error()))
 	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="teammem"`)
+	}
 	if code == teammem.ERateLimited {
 		if ra, ok := teammem.ErrorDetails(err)["retry_after_seconds"]; ok {
 			w.Header().Set("Retry-After", jsonString(ra))

@@ -71,7 +71,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		r = r.WithContext(context.WithValue(r.Context(), ctxRequestID, id))
+		// The route context is created here, not by the router, so that the
+		// matched route template is readable after the handler returns.
+		rctx := chi.NewRouteContext()
+		ctx := context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), chi.RouteCtxKey, rctx)
+		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
@@ -84,8 +88,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				}
 			}
 			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
-				route = rc.RoutePattern()
+			if p := rctx.RoutePattern(); p != "" {
+				route = p
 			}
 			status := rec.status
 			if status == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/telemetry"
 )
@@ -23,6 +24,18 @@ type Config struct {
 	TombstoneRetention time.Duration
 	// MetricsOnMain serves /metrics on the API listener too.
 	MetricsOnMain bool
+	// AdminKey authorises the server operators' /v1/admin routes; empty
+	// disables them.
+	AdminKey string
+	// WriteRate and WriteBurst shape the per-key token bucket on writes;
+	// a rate of 0 disables limiting.
+	WriteRate  float64
+	WriteBurst int
+	// Events carries change notifications between replicas; nil means an
+	// in-process broker (one server).
+	Events events.Broker
+	// Heartbeat is the interval of comments on idle event streams (15 s when 0).
+	Heartbeat time.Duration
 }
 
 // Server serves the teammem API.
@@ -33,6 +46,8 @@ type Server struct {
 	metrics *telemetry.Metrics
 	writer  *teammem.Writer
 	touch   keyToucher
+	limiter *writeLimiter
+	events  events.Broker
 	router  chi.Router
 }
 
@@ -44,7 +59,14 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if metrics == nil {
 		metrics = telemetry.New()
 	}
-	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics}
+	if cfg.Events == nil {
+		cfg.Events = events.NewLocal()
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events,
+		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	return s
@@ -65,18 +87,29 @@ func (s *Server) routes() chi.Router {
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return teammem.Errorf(teammem.ENotFound, "no such route")
 	}))
-	r.MethodNotAllowed(s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return &teammem.Error{Code: teammem.EInvalid, Message: "method not allowed on this route"}
-	}))
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
+	})
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
 	if s.cfg.MetricsOnMain {
 		r.Method(http.MethodGet, "/metrics", s.MetricsHandler())
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(s.limitBody, s.requireKey)
+		r.Use(s.requireKey, s.limitBody)
 		r.Get("/api/claude_code/team_memory", s.handle(s.getTeamMemory))
 		r.Put("/api/claude_code/team_memory", s.handle(s.putTeamMemory))
+	})
+	r.Route("/v1", func(r chi.Router) {
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireAdminKey, s.limitBody)
+			s.serverAdminRoutes(r)
+		})
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireKey, s.limitBody)
+			s.orgRoutes(r)
+			s.repoRoutes(r)
+		})
 	})
 	return r
 }

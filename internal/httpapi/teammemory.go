@@ -60,49 +60,27 @@ const apiClaudeCode = "claude_code"
 
 func lastModified(s teammem.Space) string { return s.UpdatedAt.UTC().Format(time.RFC3339Nano) }
 
-// teamSpace finds the team space of the request's repo; create says whether
-// a missing repo and space may be created (first push).
-func (s *Server) teamSpace(ctx context.Context, p teammem.Principal, slug string, create bool) (teammem.Repo, teammem.Space, error) {
-	if err := teammem.ValidateRepoSlug(slug); err != nil {
-		return teammem.Repo{}, teammem.Space{}, err
-	}
-	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
-	if teammem.ErrorCode(err) == teammem.ENotFound && create {
-		if !p.Org.Limits(s.cfg.Defaults).AutoCreateRepos {
-			return repo, teammem.Space{}, teammem.Errorf(teammem.ENotFound, "repo %q does not exist and the organization does not create repos automatically", slug)
-		}
-		repo, err = s.store.RepoEnsure(ctx, p.Org.ID, slug)
-	}
-	if err != nil {
-		if teammem.ErrorCode(err) == teammem.ENotFound {
-			err = teammem.Errorf(teammem.ENotFound, "no team memory for repo %q", slug)
-		}
-		return repo, teammem.Space{}, err
-	}
-	ref := teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam}
-	var sp teammem.Space
-	if create {
-		sp, err = s.store.SpaceEnsure(ctx, p.Org.ID, ref)
-	} else {
-		sp, err = s.store.SpaceGet(ctx, p.Org.ID, ref)
-		if teammem.ErrorCode(err) == teammem.ENotFound {
-			err = teammem.Errorf(teammem.ENotFound, "no team memory for repo %q", slug)
-		}
-	}
-	return repo, sp, err
-}
-
 // getTeamMemory serves GET /api/claude_code/team_memory.
 func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	outcome := "error"
 	defer func() { s.metrics.Pulls.WithLabelValues(p.Org.Slug, apiClaudeCode, outcome).Inc() }()
+	if err := authorize(p, actTeamRead, false); err != nil {
+		return err
+	}
 	slug := r.URL.Query().Get("repo")
 	hashes := r.URL.Query().Get("view") == "hashes"
 	if v := r.URL.Query().Get("view"); v != "" && !hashes {
 		return teammem.Errorf(teammem.EInvalid, "view must be \"hashes\" or absent")
 	}
-	_, sp, err := s.teamSpace(r.Context(), p, slug, false)
+	var sp teammem.Space
+	err := teammem.ValidateRepoSlug(slug)
+	if err == nil {
+		var sr *spaceReq
+		if sr, err = s.loadSpace(r.Context(), p, slug, teammem.ScopeTeam, false); err == nil {
+			sp = sr.space
+		}
+	}
 	if err == nil && sp.Empty() {
 		err = teammem.Errorf(teammem.ENotFound, "no team memory for repo %q", slug)
 	}
@@ -183,41 +161,48 @@ func trimSpace(s string) string {
 func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	slug := r.URL.Query().Get("repo")
-	var body teamMemoryPutRequest
-	res, err := func() (teammem.WriteResult, error) {
-		if err := requireWriter(p); err != nil {
-			return teammem.WriteResult{}, err
-		}
-		if err := teammem.ValidateRepoSlug(slug); err != nil {
-			return teammem.WriteResult{}, err
-		}
-		if err := decodeJSON(r, &body); err != nil {
-			return teammem.WriteResult{}, err
-		}
-		if body.Entries == nil {
-			return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, `request body must be {"entries": {"<key>": "<content>", ...}}`)
-		}
-		req := teammem.WriteRequest{IfMatch: r.Header.Get("If-Match")}
-		for k, v := range body.Entries {
-			req.Upserts = append(req.Upserts, teammem.Upsert{Key: k, Content: v})
-		}
-		if err := teammem.ValidateWrite(req, p.Org.Limits(s.cfg.Defaults)); err != nil {
-			return teammem.WriteResult{}, err // before anything, even a repo, is created
-		}
-		_, sp, err := s.teamSpace(r.Context(), p, slug, true)
-		if err != nil {
-			return teammem.WriteResult{}, err
-		}
-		return s.writer.Write(r.Context(), p.Org, sp, teammem.Actor{UserID: p.User.ID, ClientID: clientID(r)}, req)
-	}()
-	s.recordWrite(r.Context(), p, apiClaudeCode, slug, res, err)
+	sr, req, err := s.preparePut(r, p, slug)
+	if err != nil {
+		s.recordWrite(r.Context(), p, apiClaudeCode, slug, teammem.WriteResult{}, err)
+		return err
+	}
+	res, err := s.write(r.Context(), sr, teammem.Actor{UserID: p.User.ID, ClientID: clientID(r)}, apiClaudeCode, req)
 	if err != nil {
 		return err
 	}
+	w.Header().Set("ETag", `"`+res.Space.Checksum+`"`)
 	writeJSON(w, http.StatusOK, teamMemoryPutResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: res.Space.Version,
 		LastModified: lastModified(res.Space), Checksum: res.Space.Checksum, FilesUploaded: len(res.Written),
 		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)})
 	return nil
+}
+
+// preparePut checks a Claude Code PUT up to the point of writing: nothing,
+// not even the repo, is created for a request that will be refused.
+func (s *Server) preparePut(r *http.Request, p teammem.Principal, slug string) (*spaceReq, teammem.WriteRequest, error) {
+	var req teammem.WriteRequest
+	if err := authorize(p, actTeamWrite, true); err != nil {
+		return nil, req, err
+	}
+	if err := teammem.ValidateRepoSlug(slug); err != nil {
+		return nil, req, err
+	}
+	var body teamMemoryPutRequest
+	if err := decodeJSON(r, &body); err != nil {
+		return nil, req, err
+	}
+	if body.Entries == nil {
+		return nil, req, teammem.Errorf(teammem.EInvalid, `request body must be {"entries": {"<key>": "<content>", ...}}`)
+	}
+	req.IfMatch = r.Header.Get("If-Match")
+	for k, v := range body.Entries {
+		req.Upserts = append(req.Upserts, teammem.Upsert{Key: k, Content: v})
+	}
+	if err := teammem.ValidateWrite(req, p.Org.Limits(s.cfg.Defaults)); err != nil {
+		return nil, req, err
+	}
+	sr, err := s.loadSpace(r.Context(), p, slug, teammem.ScopeTeam, true)
+	return sr, req, err
 }
 
 func nonNil[T any](s []T) []T {
@@ -266,6 +251,9 @@ var capByErrorCode = map[any]string{
 func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo string, res teammem.WriteResult, err error) {
 	org := p.Org.Slug
 	s.metrics.Pushes.WithLabelValues(org, api, pushOutcome(res, err)).Inc()
+	if teammem.ErrorCode(err) == teammem.ERateLimited {
+		s.metrics.PushesSuppressed.WithLabelValues(org, "rate_limited").Inc()
+	}
 	if err != nil {
 		if c, ok := capByErrorCode[teammem.ErrorDetails(err)["error_code"]]; ok {
 			s.metrics.CapsHit.WithLabelValues(org, c).Inc()

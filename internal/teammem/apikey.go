@@ -73,6 +73,3 @@ type Principal struct {
 	User User
 	Key  APIKey
 }
-
-// CanWrite reports whether the principal may change memory at all.
-func (p Principal) CanWrite() bool { return !p.Key.ReadOnly && p.User.Role.AtLeast(RoleMember) }

@@ -24,7 +24,11 @@ type Writer struct {
 
 // Write commits req to the space as one version, or returns the error
 // that says why nothing was written.
-func (w *Writer) Write(ctx context.Context, org Org, space Space, actor Actor, req WriteRequest) (WriteResult, error) {
+//
+// A space that was never written has ID 0; ensure creates it (and its repo)
+// and is called only once a plan against the empty space found something to
+// commit, so a refused or empty write leaves no repo or space behind.
+func (w *Writer) Write(ctx context.Context, org Org, space Space, ensure func(context.Context) (Space, error), actor Actor, req WriteRequest) (WriteResult, error) {
 	limits := org.Limits(w.Defaults)
 	if err := ValidateWrite(req, limits); err != nil {
 		return WriteResult{}, err
@@ -33,25 +37,41 @@ func (w *Writer) Write(ctx context.Context, org Org, space Space, actor Actor, r
 	if err != nil {
 		return WriteResult{}, err
 	}
-	now := time.Now
-	if w.Now != nil {
-		now = w.Now
-	}
-	var res WriteResult
-	head, err := w.Store.SpaceApply(ctx, org.ID, space.ID, actor, func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
-		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention, Now: now(),
+	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
+		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention, Now: w.now(),
 			Scan: func(key, content string) []SkippedSecret {
 				if found, ok := scanned[key]; ok && found.checksum == EntryChecksum(content) {
 					return found.findings
 				}
 				return w.scan(org, key, content) // changed since the prescan: scan now
 			}}
-		changes, r, err := Plan(req, in)
+		return Plan(req, in)
+	}
+	if space.ID == 0 {
+		changes, res, err := plan(space, map[string]Entry{}, nil)
+		if err != nil || len(changes) == 0 {
+			res.Space = space
+			return res, err
+		}
+		if space, err = ensure(ctx); err != nil {
+			return WriteResult{}, err
+		}
+	}
+	var res WriteResult
+	head, err := w.Store.SpaceApply(ctx, org.ID, space.ID, actor, func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
+		changes, r, err := plan(s, heads, current)
 		res = r
 		return changes, err
 	})
 	res.Space = head
 	return res, err
+}
+
+func (w *Writer) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
 }
 
 type scanResult struct {
@@ -65,9 +85,12 @@ func (w *Writer) prescan(ctx context.Context, org Org, space Space, req WriteReq
 	if w.Scanner == nil || len(req.Upserts) == 0 {
 		return nil, nil
 	}
-	heads, err := w.Store.EntryHeads(ctx, org.ID, space.ID)
-	if err != nil {
-		return nil, err
+	heads := map[string]Entry{}
+	if space.ID != 0 {
+		var err error
+		if heads, err = w.Store.EntryHeads(ctx, org.ID, space.ID); err != nil {
+			return nil, err
+		}
 	}
 	out := make(map[string]scanResult, len(req.Upserts))
 	for _, u := range req.Upserts {

@@ -135,7 +135,7 @@ type PlanInput struct {
 // the report for the caller, or an error when nothing may be written.
 func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 	var res WriteResult
-	if req.IfMatch != "" && NormalizeETag(req.IfMatch) != in.Space.Checksum {
+	if req.IfMatch != "" && !ifMatch(req.IfMatch, in.Space) {
 		return nil, res, Errorf(EPreconditionFailed, "the space changed: If-Match does not match the current checksum").
 			WithDetails(map[string]any{"checksum": in.Space.Checksum, "version": in.Space.Version})
 	}
@@ -196,6 +196,15 @@ func countPaths(s []SkippedSecret) int {
 		seen[f.Path] = true
 	}
 	return len(seen)
+}
+
+// ifMatch reports whether an If-Match value holds for the space: "*" holds
+// for any space that was ever written, a checksum only for the current one.
+func ifMatch(v string, sp Space) bool {
+	if strings.TrimSpace(v) == "*" {
+		return sp.Version > 0
+	}
+	return NormalizeETag(v) == sp.Checksum
 }
 
 // checkBases collects every upsert and delete whose base no longer holds.

@@ -1,0 +1,76 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/teammem/teammem/internal/testpg"
+)
+
+// TestReplicasAnnounceEachOther runs two server processes on one Postgres
+// database: a push through one is announced on the other's event stream
+// within a second, and read back through it.
+func TestReplicasAnnounceEachOther(t *testing.T) {
+	dsn := testpg.NewDatabase(t)
+	a := startServer(t, dsn)
+	b := startServer(t, dsn)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.URL+"/v1/repos/acme/shared/events", nil)
+	req.Header.Set("Authorization", "Bearer "+bootstrapKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	waitFor(t, lines, ": connected", 10*time.Second)
+
+	var latencies []time.Duration
+	for i := range 5 {
+		c := newStock(t, a, "acme/shared")
+		c.pull()
+		start := time.Now()
+		if r := c.push(map[string]string{"note.md": strings.Repeat("x", i+1)}); r.Status != 200 {
+			t.Fatalf("push through replica a = %+v", r)
+		}
+		waitFor(t, lines, `"version":`+string(rune('1'+i)), time.Second)
+		latencies = append(latencies, time.Since(start))
+	}
+	t.Logf("push on a → event on b: %v", latencies)
+	_, body := newStock(t, b, "acme/shared").pull()
+	if body.Content.Entries["note.md"] != "xxxxx" {
+		t.Fatalf("replica b reads %q", body.Content.Entries["note.md"])
+	}
+}
+
+// waitFor reads lines until one contains want, failing after d.
+func waitFor(t *testing.T, lines <-chan string, want string, d time.Duration) {
+	t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("stream closed waiting for %q", want)
+			}
+			if strings.Contains(l, want) {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %q within %v", want, d)
+		}
+	}
+}

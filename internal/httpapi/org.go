@@ -1,0 +1,278 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// orgResponse is the body of GET and PATCH /v1/org: the org with the
+// settings it chose (zero = server default) and the limits in effect.
+type orgResponse struct {
+	Org    teammem.Org `json:"org"`
+	Limits limitsView  `json:"limits"`
+}
+
+// limitsView is teammem.Limits on the wire: the server defaults with the
+// org's own settings applied.
+type limitsView struct {
+	MaxEntries      int                  `json:"max_entries"`
+	MaxEntryBytes   int                  `json:"max_entry_bytes"`
+	SecretPolicy    teammem.SecretPolicy `json:"secret_policy"`
+	AutoCreateRepos bool                 `json:"auto_create_repos"`
+}
+
+// orgPatch is the body of PATCH /v1/org; absent (or null) fields stay as
+// they are and unknown fields are refused.
+type orgPatch struct {
+	// Name is the display name: 1-200 bytes, no control characters.
+	Name *string `json:"name"`
+	// MaxEntries caps live entries per space; 0 returns to the server default.
+	MaxEntries *int `json:"max_entries"`
+	// MaxEntryBytes caps one entry; 0 returns to the server default, which
+	// is also the ceiling (an org may only lower it).
+	MaxEntryBytes *int `json:"max_entry_bytes"`
+	// SecretPolicy is "skip", "reject" or "" (the server default).
+	SecretPolicy *teammem.SecretPolicy `json:"secret_policy"`
+	// SecretAllowlist replaces the whole allowlist; every regex must compile.
+	SecretAllowlist *teammem.Allowlist `json:"secret_allowlist"`
+	// AutoCreateRepos says whether a first push creates a repo.
+	AutoCreateRepos *bool `json:"auto_create_repos"`
+}
+
+// Bounds of the allowlist, so one org cannot make every scan slow.
+const (
+	maxAllowlistItems = 200
+	maxAllowlistRegex = 1024 // bytes per regex
+	maxNameLength     = 200  // bytes of an org or key name
+)
+
+func (s *Server) orgResponse(o teammem.Org) orgResponse {
+	l := o.Limits(s.cfg.Defaults)
+	return orgResponse{Org: orgView(o), Limits: limitsView{MaxEntries: l.MaxEntries, MaxEntryBytes: l.MaxEntryBytes,
+		SecretPolicy: l.SecretPolicy, AutoCreateRepos: l.AutoCreateRepos}}
+}
+
+// orgView returns o as it goes on the wire: allowlist lists are [] rather
+// than null.
+func orgView(o teammem.Org) teammem.Org {
+	a := &o.Settings.SecretAllowlist
+	a.RuleIDs, a.Regexes = nonNil(a.RuleIDs), nonNil(a.Regexes)
+	return o
+}
+
+// getOrg serves GET /v1/org.
+func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if err := authorize(p, actOrgRead, false); err != nil {
+		return err
+	}
+	org, err := s.store.OrgGet(r.Context(), p.Org.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.orgResponse(org))
+	return nil
+}
+
+// patchOrg serves PATCH /v1/org: it validates every given setting before
+// storing any.
+func (s *Server) patchOrg(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if err := authorize(p, actOrgWrite, true); err != nil {
+		return err
+	}
+	var body orgPatch
+	if err := decodeStrictJSON(r, &body); err != nil {
+		return err
+	}
+	org, err := s.store.OrgGet(r.Context(), p.Org.ID)
+	if err != nil {
+		return err
+	}
+	upd, changed, err := s.applyOrgPatch(org, body)
+	if err != nil {
+		return err
+	}
+	if len(changed) > 0 {
+		if org, err = s.store.OrgUpdate(r.Context(), p.Org.ID, upd); err != nil {
+			return err
+		}
+		s.audit(r.Context(), p, "org.update", "", org.Slug, orgAuditDetails(org, changed))
+	}
+	writeJSON(w, http.StatusOK, s.orgResponse(org))
+	return nil
+}
+
+// applyOrgPatch validates b against org and the server's limits and returns
+// the update and the names of the fields it sets.
+func (s *Server) applyOrgPatch(org teammem.Org, b orgPatch) (teammem.OrgUpdateParams, []string, error) {
+	var upd teammem.OrgUpdateParams
+	var changed []string
+	if b.Name != nil {
+		name, err := validateName("name", *b.Name, true)
+		if err != nil {
+			return upd, nil, err
+		}
+		upd.Name = &name
+		changed = append(changed, "name")
+	}
+	set := org.Settings
+	fields, err := s.patchSettings(&set, b)
+	if err != nil {
+		return upd, nil, err
+	}
+	if len(fields) > 0 {
+		upd.Settings = &set
+	}
+	return upd, append(changed, fields...), nil
+}
+
+// patchSettings applies b's settings to set and returns the names of the
+// fields it set.
+func (s *Server) patchSettings(set *teammem.OrgSettings, b orgPatch) ([]string, error) {
+	var changed []string
+	if b.MaxEntries != nil {
+		if *b.MaxEntries < 0 {
+			return nil, teammem.Errorf(teammem.EInvalid, "max_entries must be 0 (server default) or more")
+		}
+		set.MaxEntries = *b.MaxEntries
+		changed = append(changed, "max_entries")
+	}
+	if b.MaxEntryBytes != nil {
+		if n := *b.MaxEntryBytes; n < 0 || n > s.cfg.Defaults.MaxEntryBytes {
+			return nil, teammem.Errorf(teammem.EInvalid, "max_entry_bytes must be between 0 (server default) and the server's %d",
+				s.cfg.Defaults.MaxEntryBytes).WithDetails(map[string]any{"server_max_entry_bytes": s.cfg.Defaults.MaxEntryBytes})
+		}
+		set.MaxEntryBytes = *b.MaxEntryBytes
+		changed = append(changed, "max_entry_bytes")
+	}
+	if b.SecretPolicy != nil {
+		if pol := *b.SecretPolicy; pol != "" && !pol.Valid() {
+			return nil, teammem.Errorf(teammem.EInvalid, `secret_policy must be "skip", "reject" or "" (server default)`)
+		}
+		set.SecretPolicy = *b.SecretPolicy
+		changed = append(changed, "secret_policy")
+	}
+	if b.SecretAllowlist != nil {
+		a := *b.SecretAllowlist
+		if err := validateAllowlist(a); err != nil {
+			return nil, err
+		}
+		set.SecretAllowlist = teammem.Allowlist{RuleIDs: nonNil(a.RuleIDs), Regexes: nonNil(a.Regexes)}
+		changed = append(changed, "secret_allowlist")
+	}
+	if b.AutoCreateRepos != nil {
+		v := *b.AutoCreateRepos
+		set.AutoCreateRepos = &v
+		changed = append(changed, "auto_create_repos")
+	}
+	return changed, nil
+}
+
+func validateAllowlist(a teammem.Allowlist) error {
+	if len(a.RuleIDs) > maxAllowlistItems || len(a.Regexes) > maxAllowlistItems {
+		return teammem.Errorf(teammem.EInvalid, "secret_allowlist may list at most %d rule ids and %d regexes", maxAllowlistItems, maxAllowlistItems)
+	}
+	for _, re := range a.Regexes {
+		if len(re) > maxAllowlistRegex {
+			return teammem.Errorf(teammem.EInvalid, "secret_allowlist regexes must be at most %d bytes", maxAllowlistRegex)
+		}
+	}
+	return a.Validate()
+}
+
+// orgAuditDetails describes an org update for the audit log: the fields set
+// and their new values, except the allowlist's regexes, which may quote
+// parts of real credentials and are logged as counts.
+func orgAuditDetails(o teammem.Org, changed []string) map[string]any {
+	d := map[string]any{"fields": changed}
+	st := o.Settings
+	for _, f := range changed {
+		switch f {
+		case "name":
+			d["name"] = o.Name
+		case "max_entries":
+			d["max_entries"] = st.MaxEntries
+		case "max_entry_bytes":
+			d["max_entry_bytes"] = st.MaxEntryBytes
+		case "secret_policy":
+			d["secret_policy"] = st.SecretPolicy
+		case "secret_allowlist":
+			d["allowlist_rule_ids"] = st.SecretAllowlist.RuleIDs
+			d["allowlist_regexes"] = len(st.SecretAllowlist.Regexes)
+		case "auto_create_repos":
+			d["auto_create_repos"] = st.AutoCreateRepos != nil && *st.AutoCreateRepos
+		}
+	}
+	return d
+}
+
+// listRepos serves GET /v1/repos: the org's repos with their team space
+// heads (version 0 and the empty checksum for a repo never written).
+func (s *Server) listRepos(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if err := authorize(p, actOrgRead, false); err != nil {
+		return err
+	}
+	repos, err := s.store.RepoList(r.Context(), p.Org.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"repos": nonNil(repos)})
+	return nil
+}
+
+// validateName trims a display name (org or key) and checks it: printable,
+// at most maxNameLength bytes and, when required, not empty.
+func validateName(field, name string, required bool) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case required && name == "":
+		return "", teammem.Errorf(teammem.EInvalid, "%s must not be empty", field)
+	case len(name) > maxNameLength:
+		return "", teammem.Errorf(teammem.EInvalid, "%s must be at most %d bytes", field, maxNameLength)
+	case strings.IndexFunc(name, func(c rune) bool { return !unicode.IsPrint(c) && c != ' ' }) >= 0:
+		return "", teammem.Errorf(teammem.EInvalid, "%s must not contain control characters", field)
+	}
+	return name, nil
+}
+
+// decodeStrictJSON is decodeJSON refusing fields the target does not have,
+// so a misspelt setting is an error instead of a silent no-op.
+func decodeStrictJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return err
+		}
+		if name, ok := unknownJSONField(err); ok {
+			return teammem.Errorf(teammem.EInvalid, "request body has an unknown field %s", name)
+		}
+		return teammem.Errorf(teammem.EInvalid, "request body is not valid JSON of the expected shape: %s", jsonErrorText(err))
+	}
+	if dec.More() {
+		return teammem.Errorf(teammem.EInvalid, "request body has data after the JSON value")
+	}
+	return nil
+}
+
+// unknownJSONField returns the quoted field name of encoding/json's
+// unknown-field error (which has no type of its own).
+func unknownJSONField(err error) (string, bool) {
+	name, ok := strings.CutPrefix(err.Error(), "json: unknown field ")
+	if !ok {
+		return "", false
+	}
+	if u, err := strconv.Unquote(name); err != nil || len(u) > 64 {
+		return "", false
+	}
+	return name, true
+}

@@ -1,0 +1,226 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/teammem/teammem/internal/events"
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+const apiV1 = "v1"
+
+// repoRoutes registers repos, spaces, entries and events under /v1. A repo
+// is addressed as {owner}/{name}; a "host/owner/name" repo sends its owner
+// part escaped, as host%2Fowner.
+func (s *Server) repoRoutes(r chi.Router) {
+	r.Get("/repos/{owner}/{name}", s.handle(s.getRepo))
+	r.Get("/repos/{owner}/{name}/events", s.handle(s.streamEvents))
+	r.Route("/repos/{owner}/{name}/{scope}", func(r chi.Router) {
+		r.Get("/", s.handle(s.getSpace))
+		r.Delete("/", s.handle(s.deleteSpace))
+		r.Post("/batch", s.handle(s.postBatch))
+		r.Get("/changes", s.handle(s.getChanges))
+		r.Get("/MEMORY.md", s.handle(s.getIndex))
+		r.Get("/export", s.handle(s.getExport))
+		r.Get("/entries/*", s.handle(s.getEntry))
+		r.Put("/entries/*", s.handle(s.putEntry))
+		r.Delete("/entries/*", s.handle(s.deleteEntry))
+		r.Post("/entries/*", s.handle(s.postEntry))
+	})
+}
+
+// repoSlug returns the repo slug of a /v1 request: owner and name unescaped.
+func repoSlug(r *http.Request) (string, error) {
+	owner, err1 := url.PathUnescape(chi.URLParam(r, "owner"))
+	name, err2 := url.PathUnescape(chi.URLParam(r, "name"))
+	if err1 != nil || err2 != nil {
+		return "", teammem.Errorf(teammem.EInvalid, "repo path is not validly escaped")
+	}
+	slug := owner + "/" + name
+	return slug, teammem.ValidateRepoSlug(slug)
+}
+
+// spaceReq is a resolved /v1 space request.
+type spaceReq struct {
+	p     teammem.Principal
+	slug  string
+	scope teammem.Scope
+	repo  teammem.Repo
+	space teammem.Space // zero ID when the space was never written
+}
+
+// resolveSpace authorises the request for the space in its path and loads
+// the repo and space. write says whether the request changes the space. A
+// repo or space that does not exist yet comes back with ID 0; a write
+// creates them only once it has something to commit (see s.write).
+func (s *Server) resolveSpace(r *http.Request, write bool) (*spaceReq, error) {
+	p := principal(r)
+	slug, err := repoSlug(r)
+	if err != nil {
+		return nil, err
+	}
+	scope := teammem.Scope(chi.URLParam(r, "scope"))
+	if !scope.Valid() {
+		return nil, teammem.Errorf(teammem.ENotFound, "scope must be team or personal")
+	}
+	if err := authorize(p, scopeAction(scope, write), write); err != nil {
+		return nil, err
+	}
+	return s.loadSpace(r.Context(), p, slug, scope, write)
+}
+
+// loadSpace loads a repo's space for p, as resolveSpace describes.
+func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope, write bool) (*spaceReq, error) {
+	sr := &spaceReq{p: p, slug: slug, scope: scope}
+	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
+	switch {
+	case teammem.ErrorCode(err) == teammem.ENotFound && write && p.Org.Limits(s.cfg.Defaults).AutoCreateRepos:
+		sr.repo = teammem.Repo{OrgID: p.Org.ID, Slug: slug}
+		sr.space = emptySpace(sr.ref(), sr.repo)
+		return sr, nil
+	case teammem.ErrorCode(err) == teammem.ENotFound && write:
+		return nil, teammem.Errorf(teammem.ENotFound, "repo %q does not exist and the organization does not create repos automatically", slug)
+	case teammem.ErrorCode(err) == teammem.ENotFound:
+		return nil, teammem.Errorf(teammem.ENotFound, "repo %q not found", slug)
+	case err != nil:
+		return nil, err
+	}
+	sr.repo = repo
+	sr.space, err = s.store.SpaceGet(ctx, p.Org.ID, sr.ref())
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		sr.space, err = emptySpace(sr.ref(), sr.repo), nil
+	}
+	return sr, err
+}
+
+// ensure creates the request's repo and space when they do not exist yet.
+func (s *Server) ensure(sr *spaceReq) func(ctx context.Context) (teammem.Space, error) {
+	return func(ctx context.Context) (teammem.Space, error) {
+		repo, err := s.store.RepoEnsure(ctx, sr.p.Org.ID, sr.slug)
+		if err != nil {
+			return teammem.Space{}, err
+		}
+		sr.repo = repo
+		return s.store.SpaceEnsure(ctx, sr.p.Org.ID, sr.ref())
+	}
+}
+
+func (sr *spaceReq) ref() teammem.SpaceRef {
+	ref := teammem.SpaceRef{RepoID: sr.repo.ID, Scope: sr.scope}
+	if sr.scope == teammem.ScopePersonal {
+		ref.UserID = sr.p.User.ID
+	}
+	return ref
+}
+
+// emptySpace is the head of a space that was never written.
+func emptySpace(ref teammem.SpaceRef, repo teammem.Repo) teammem.Space {
+	return teammem.Space{OrgID: repo.OrgID, RepoID: repo.ID, Scope: ref.Scope, UserID: ref.UserID,
+		Checksum: teammem.EmptySpaceChecksum, UpdatedAt: repo.CreatedAt}
+}
+
+func scopeAction(scope teammem.Scope, write bool) action {
+	switch {
+	case scope == teammem.ScopeTeam && write:
+		return actTeamWrite
+	case scope == teammem.ScopeTeam:
+		return actTeamRead
+	case write:
+		return actPersonalWrite
+	default:
+		return actPersonalRead
+	}
+}
+
+// write runs one write through the shared path: rate limit, the domain
+// writer, metrics and audit, and the change event.
+func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, api string, req teammem.WriteRequest) (teammem.WriteResult, error) {
+	res, err := func() (teammem.WriteResult, error) {
+		if err := s.limiter.allow(sr.p.Key.ID, time.Now()); err != nil {
+			return teammem.WriteResult{}, err
+		}
+		return s.writer.Write(ctx, sr.p.Org, sr.space, s.ensure(sr), actor, req)
+	}()
+	s.recordWrite(ctx, sr.p, api, sr.slug, res, err)
+	if err == nil && !res.Noop() {
+		s.publish(ctx, sr.slug, res.Space)
+	}
+	return res, err
+}
+
+// publish announces a new space head; a failure only delays clients until
+// their next poll, so it is logged, not returned.
+func (s *Server) publish(ctx context.Context, repo string, sp teammem.Space) {
+	err := s.events.Publish(context.WithoutCancel(ctx), events.Event{OrgID: sp.OrgID, Repo: repo, Scope: string(sp.Scope),
+		UserID: sp.UserID, Version: sp.Version, Checksum: sp.Checksum})
+	if err != nil {
+		s.log.WarnContext(ctx, "publishing a change event failed", "error", err.Error())
+	}
+}
+
+// repoResponse is the body of GET /v1/repos/{owner}/{name}.
+type repoResponse struct {
+	Repo     string     `json:"repo"`
+	Created  time.Time  `json:"created_at"`
+	Team     spaceHead  `json:"team"`
+	Personal *spaceHead `json:"personal,omitempty"`
+}
+
+// spaceHead is a space's head on the wire.
+type spaceHead struct {
+	Scope      teammem.Scope `json:"scope"`
+	Version    int64         `json:"version"`
+	Checksum   string        `json:"checksum"`
+	EntryCount int           `json:"entry_count"`
+	TotalBytes int64         `json:"total_bytes"`
+	UpdatedAt  time.Time     `json:"updated_at"`
+}
+
+func headOf(sp teammem.Space) spaceHead {
+	return spaceHead{Scope: sp.Scope, Version: sp.Version, Checksum: sp.Checksum, EntryCount: sp.EntryCount,
+		TotalBytes: sp.TotalBytes, UpdatedAt: sp.UpdatedAt}
+}
+
+func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
+	p := principal(r)
+	if err := authorize(p, actTeamRead, false); err != nil {
+		return err
+	}
+	slug, err := repoSlug(r)
+	if err != nil {
+		return err
+	}
+	repo, err := s.store.RepoGet(r.Context(), p.Org.ID, slug)
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		return teammem.Errorf(teammem.ENotFound, "repo %q not found", slug)
+	} else if err != nil {
+		return err
+	}
+	resp := repoResponse{Repo: repo.Slug, Created: repo.CreatedAt}
+	for _, scope := range []teammem.Scope{teammem.ScopeTeam, teammem.ScopePersonal} {
+		if scope == teammem.ScopePersonal && authorize(p, actPersonalRead, false) != nil {
+			continue
+		}
+		ref := (&spaceReq{p: p, scope: scope, repo: repo}).ref()
+		sp, err := s.store.SpaceGet(r.Context(), p.Org.ID, ref)
+		if teammem.ErrorCode(err) == teammem.ENotFound {
+			sp, err = emptySpace(ref, repo), nil
+		}
+		if err != nil {
+			return err
+		}
+		h := headOf(sp)
+		if scope == teammem.ScopeTeam {
+			resp.Team = h
+		} else {
+			resp.Personal = &h
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}

@@ -1,0 +1,270 @@
+package httpapi
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// snapshotResponse is a space's head with its entries (content omitted for
+// view=hashes; entries omitted for view=head).
+type snapshotResponse struct {
+	Repo string `json:"repo"`
+	spaceHead
+	Entries []teammem.Entry `json:"entries,omitempty"`
+}
+
+// getSpace serves GET .../{scope}: a snapshot, 304 when If-None-Match names
+// the current checksum.
+func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
+	sr, err := s.resolveSpace(r, false)
+	if err != nil {
+		return err
+	}
+	view := r.URL.Query().Get("view")
+	if view != "" && view != "hashes" && view != "head" {
+		return teammem.Errorf(teammem.EInvalid, "view must be hashes, head or absent")
+	}
+	outcome := "ok"
+	defer func() { s.metrics.Pulls.WithLabelValues(sr.p.Org.Slug, apiV1, outcome).Inc() }()
+	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
+	if ifNoneMatch(r, sr.space.Checksum) {
+		outcome = "not_modified"
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	resp := snapshotResponse{Repo: sr.slug, spaceHead: headOf(sr.space), Entries: []teammem.Entry{}}
+	if sr.space.Empty() {
+		outcome = "empty"
+	} else if view != "head" {
+		resp.Entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, view == "")
+		if err != nil {
+			outcome = "error"
+			return err
+		}
+	}
+	if view == "head" {
+		resp.Entries = nil
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// writeResponse reports a committed /v1 write.
+type writeResponse struct {
+	spaceHead
+	Written           []string                `json:"written"`
+	Deleted           []string                `json:"deleted"`
+	SkippedSecrets    []teammem.SkippedSecret `json:"skippedSecrets"`
+	SkippedTombstoned []string                `json:"skippedTombstoned"`
+}
+
+func writeResponseOf(res teammem.WriteResult) writeResponse {
+	return writeResponse{spaceHead: headOf(res.Space), Written: nonNil(res.Written), Deleted: nonNil(res.Deleted),
+		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)}
+}
+
+// batchRequest is the body of POST .../batch. A base of null (or absent)
+// means "no precondition"; "" means "must not exist"; a checksum must equal
+// the live entry's.
+type batchRequest struct {
+	Upserts []struct {
+		Key     string  `json:"key"`
+		Content *string `json:"content"`
+		Base    *string `json:"base"`
+	} `json:"upserts"`
+	Deletes []struct {
+		Key  string  `json:"key"`
+		Base *string `json:"base"`
+	} `json:"deletes"`
+	IfMatch string `json:"if_match"`
+}
+
+// postBatch serves POST .../batch: upserts and deletes applied atomically.
+func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
+	var body batchRequest
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	req := teammem.WriteRequest{IfMatch: body.IfMatch}
+	for _, u := range body.Upserts {
+		if u.Content == nil {
+			return teammem.Errorf(teammem.EInvalid, "upsert of %q has no content", u.Key)
+		}
+		req.Upserts = append(req.Upserts, teammem.Upsert{Key: u.Key, Content: *u.Content, Base: u.Base})
+	}
+	for _, d := range body.Deletes {
+		req.Deletes = append(req.Deletes, teammem.Delete{Key: d.Key, Base: d.Base})
+	}
+	if len(req.Upserts)+len(req.Deletes) == 0 {
+		return teammem.Errorf(teammem.EInvalid, "a batch needs at least one upsert or delete")
+	}
+	sr, err := s.resolveSpace(r, true)
+	if err != nil {
+		return err
+	}
+	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, writeResponseOf(res))
+	return nil
+}
+
+func actorOf(r *http.Request, p teammem.Principal) teammem.Actor {
+	return teammem.Actor{UserID: p.User.ID, ClientID: clientID(r)}
+}
+
+// deleteSpace serves DELETE .../{scope}: every live entry becomes a
+// tombstone in one version (for team spaces an admin's moderation).
+func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
+	sr, err := s.resolveSpace(r, true)
+	if err != nil {
+		return err
+	}
+	if sr.scope == teammem.ScopeTeam {
+		if err := authorize(sr.p, actTeamModerate, true); err != nil {
+			return err
+		}
+	}
+	var entries []teammem.Entry
+	if sr.space.ID != 0 {
+		if entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, false); err != nil {
+			return err
+		}
+	}
+	req := teammem.WriteRequest{IfMatch: r.Header.Get("If-Match")}
+	for _, e := range entries {
+		req.Deletes = append(req.Deletes, teammem.Delete{Key: e.Key})
+	}
+	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, req)
+	if err != nil {
+		return err
+	}
+	s.audit(r.Context(), sr.p, "space.delete", sr.slug, string(sr.scope), map[string]any{"entries": len(res.Deleted)})
+	writeJSON(w, http.StatusOK, writeResponseOf(res))
+	return nil
+}
+
+// changesResponse lists what changed after a version.
+type changesResponse struct {
+	spaceHead
+	Since   int64    `json:"since"`
+	Changes []change `json:"changes"`
+}
+
+type change struct {
+	Key      string    `json:"key"`
+	Op       string    `json:"op"` // "upsert" or "delete"
+	Checksum string    `json:"checksum"`
+	Content  *string   `json:"content,omitempty"`
+	Version  int64     `json:"version"`
+	Author   string    `json:"author,omitempty"`
+	Updated  time.Time `json:"updated_at"`
+}
+
+// getChanges serves GET .../changes?since=N: the upserts (with content) and
+// deletions after version N; 410 when tombstones needed for that were purged.
+func (s *Server) getChanges(w http.ResponseWriter, r *http.Request) error {
+	since, err := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	if err != nil || since < 0 {
+		return teammem.Errorf(teammem.EInvalid, "since must be a version number (0 or more)")
+	}
+	sr, err := s.resolveSpace(r, false)
+	if err != nil {
+		return err
+	}
+	sp := sr.space
+	switch {
+	case since > sp.Version:
+		return teammem.Errorf(teammem.EGone, "version %d is ahead of the space (at %d): the space was reset; do a full pull", since, sp.Version).
+			WithDetails(map[string]any{"version": sp.Version})
+	case since < sp.PurgedThrough:
+		return teammem.Errorf(teammem.EGone, "deletions before version %d were forgotten; do a full pull", sp.PurgedThrough).
+			WithDetails(map[string]any{"version": sp.Version, "purged_through": sp.PurgedThrough})
+	}
+	resp := changesResponse{spaceHead: headOf(sp), Since: since, Changes: []change{}}
+	if sp.ID != 0 && since < sp.Version {
+		entries, err := s.store.ChangesList(r.Context(), sr.p.Org.ID, sp.ID, since)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			c := change{Key: e.Key, Op: "upsert", Checksum: e.Checksum, Version: e.Version, Author: e.Author, Updated: e.UpdatedAt}
+			if e.Deleted {
+				c.Op = "delete"
+			} else {
+				content := e.Content
+				c.Content = &content
+			}
+			resp.Changes = append(resp.Changes, c)
+		}
+	}
+	s.metrics.Pulls.WithLabelValues(sr.p.Org.Slug, apiV1, "ok").Inc()
+	w.Header().Set("ETag", `"`+sp.Checksum+`"`)
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// getExport serves GET .../export: a tar.gz of the live files.
+func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
+	sr, err := s.resolveSpace(r, false)
+	if err != nil {
+		return err
+	}
+	var entries []teammem.Entry
+	if sr.space.ID != 0 {
+		if entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, true); err != nil {
+			return err
+		}
+	}
+	s.audit(r.Context(), sr.p, "space.export", sr.slug, string(sr.scope), map[string]any{"entries": len(entries)})
+	name := "teammem-" + string(sr.scope) + ".tar.gz"
+	w.Header().Set("Content-Type", "application/gzip")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	for _, e := range entries {
+		hdr := &tar.Header{Name: e.Key, Mode: 0o644, Size: int64(len(e.Content)), ModTime: e.UpdatedAt, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil // the client went away; the status is already sent
+		}
+		if _, err := tw.Write([]byte(e.Content)); err != nil {
+			return nil
+		}
+	}
+	_ = tw.Close()
+	_ = gz.Close()
+	return nil
+}
+
+// getIndex serves GET .../MEMORY.md: the stored index truncated as Claude
+// Code loads it, or one rendered from the topic files' frontmatter.
+func (s *Server) getIndex(w http.ResponseWriter, r *http.Request) error {
+	sr, err := s.resolveSpace(r, false)
+	if err != nil {
+		return err
+	}
+	var entries []teammem.Entry
+	if sr.space.ID != 0 {
+		if entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, true); err != nil {
+			return err
+		}
+	}
+	text, rendered := indexOf(entries)
+	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
+	if rendered {
+		w.Header().Set("X-Teammem-Index", "rendered")
+	} else {
+		w.Header().Set("X-Teammem-Index", "stored")
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(text))
+	return nil
+}
