@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	memsync "github.com/teammem/teammem/internal/sync"
+)
+
+// telemetry batches client events for /v1/telemetry/events. It is off
+// unless TEAMMEM_TELEMETRY=1 (or true/yes/on); events carry counts, flags
+// and rule ids — never content, paths or secrets.
+type telemetry struct {
+	client *memsync.Client
+	mu     sync.Mutex
+	events []telemetryEvent
+}
+
+type telemetryEvent struct {
+	Name   string         `json:"name"`
+	Fields map[string]any `json:"fields"`
+}
+
+// newTelemetry returns nil when telemetry is off.
+func (a *app) newTelemetry(c *memsync.Client) *telemetry {
+	switch strings.ToLower(strings.TrimSpace(a.getenv("TEAMMEM_TELEMETRY"))) {
+	case "1", "true", "yes", "on":
+		return &telemetry{client: c}
+	}
+	return nil
+}
+
+func (t *telemetry) add(name string, fields map[string]any) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = append(t.events, telemetryEvent{Name: name, Fields: fields})
+}
+
+// syncEvents records the reference's pull/push events for one sync.
+func (t *telemetry) syncEvents(rep *memsync.Report, pulled, pushed bool, d time.Duration, err error) {
+	if t == nil || rep == nil {
+		return
+	}
+	ms := d.Milliseconds()
+	failure := func(f map[string]any) map[string]any {
+		if err != nil {
+			f["errorType"] = errorType(err)
+			if s := memsync.StatusOf(err); s != 0 {
+				f["status"] = s
+			}
+		}
+		return f
+	}
+	if pulled {
+		t.add("tengu_team_mem_sync_pull", failure(map[string]any{"success": err == nil, "files_written": len(rep.Pulled),
+			"not_modified": rep.NotModified, "duration_ms": ms}))
+	}
+	if pushed {
+		t.add("tengu_team_mem_sync_push", failure(map[string]any{"success": err == nil, "files_uploaded": len(rep.Pushed),
+			"conflict": len(rep.Merged) > 0, "duration_ms": ms}))
+	}
+	var rules []string
+	files := 0
+	for _, s := range rep.Skipped {
+		if rule, ok := strings.CutPrefix(s.Reason, "secret: "); ok {
+			files++
+			if i, j := strings.Index(rule, "("), strings.Index(rule, ")"); i >= 0 && j > i {
+				if id := rule[i+1 : j]; !slices.Contains(rules, id) {
+					rules = append(rules, id)
+				}
+			}
+		}
+	}
+	if files > 0 {
+		t.add("tengu_team_mem_secret_skipped", map[string]any{"file_count": files, "rule_ids": strings.Join(rules, ",")})
+	}
+}
+
+func errorType(err error) string {
+	switch s := memsync.StatusOf(err); {
+	case s == 401 || s == 403:
+		return "auth"
+	case s == 409 || s == 412:
+		return "conflict"
+	case s == 0 && strings.Contains(err.Error(), "cannot reach"):
+		return "network"
+	case strings.Contains(err.Error(), "deadline"):
+		return "timeout"
+	default:
+		return "unknown"
+	}
+}
+
+// flush sends the collected events; failures are dropped silently (telemetry
+// must never break a sync).
+func (t *telemetry) flush(ctx context.Context) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	events := t.events
+	t.events = nil
+	t.mu.Unlock()
+	for len(events) > 0 {
+		n := min(len(events), 100)
+		body, _ := json.Marshal(map[string]any{"events": events[:n]})
+		events = events[n:]
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.client.BaseURL+"/v1/telemetry/events", bytes.NewReader(body))
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+t.client.Key)
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}
+		cancel()
+	}
+}

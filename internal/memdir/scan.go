@@ -1,0 +1,189 @@
+package memdir
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// DefaultMaxBytes is the largest file Scan reads when ScanOptions.MaxBytes
+// is zero: Claude Code's per-entry limit.
+const DefaultMaxBytes = 250_000
+
+// LockFileName is the auto-dream lock in the memory dir; it never syncs.
+const LockFileName = ".consolidate-lock"
+
+// Reasons a Skipped file was left out.
+const (
+	SkipSymlink    = "symlink"
+	SkipNotRegular = "not a regular file"
+	SkipUnreadable = "unreadable"
+	SkipInvalid    = "invalid name"
+	// A file over the limit is skipped with "larger than <MaxBytes> bytes",
+	// "larger than 250000 bytes" by default.
+)
+
+// File is a regular file found by Scan.
+type File struct {
+	Key      string    // path relative to the scanned root, '/'-separated
+	Size     int64     // bytes read
+	ModTime  time.Time // modification time of the file that was read
+	Content  []byte
+	Checksum string // teammem.EntryChecksum of Content
+}
+
+// Skipped is something Scan found but did not read. It is still on disk, so
+// a caller must not take its key for a deletion.
+type Skipped struct {
+	Key    string
+	Reason string // one of the Skip constants, or "larger than N bytes"
+}
+
+// ScanOptions tunes Scan.
+type ScanOptions struct {
+	// Exclude lists top-level names to leave out silently, such as "team"
+	// when scanning the personal part of the memory dir.
+	Exclude []string
+	// MaxBytes is the largest file read; 0 means DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Scan walks root recursively and returns its regular files with their
+// content, and what it skipped and why, both sorted by key in byte order.
+// Symlinks, to files or directories, are reported and never followed, as
+// Claude Code's team sync does (reference §3.11); so are other non-regular
+// files, files over MaxBytes, unreadable files and names that fail
+// teammem.ValidateKey. The auto-dream lock, WriteAtomic's temp files and
+// .DS_Store are left out silently at any depth.
+//
+// A missing root yields no files and no error. A directory that cannot be
+// listed is an error rather than a skip: its files would otherwise look
+// deleted to a sync.
+func Scan(root string, opt ScanOptions) ([]File, []Skipped, error) {
+	if opt.MaxBytes <= 0 {
+		opt.MaxBytes = DefaultMaxBytes
+	}
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	s := &scanner{root: root, opt: opt}
+	if err := s.walk(""); err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(s.files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(s.skipped, func(a, b Skipped) int { return strings.Compare(a.Key, b.Key) })
+	return s.files, s.skipped, nil
+}
+
+type scanner struct {
+	root    string
+	opt     ScanOptions
+	files   []File
+	skipped []Skipped
+}
+
+// walk scans the directory at the '/'-separated relative path rel.
+func (s *scanner) walk(rel string) error {
+	entries, err := os.ReadDir(filepath.Join(s.root, filepath.FromSlash(rel)))
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		return nil // removed while we walked
+	case err != nil:
+		return fmt.Errorf("scan %s: %w", s.root, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if ignoredName(name) || (rel == "" && slices.Contains(s.opt.Exclude, name)) {
+			continue
+		}
+		key := name
+		if rel != "" {
+			key = rel + "/" + name
+		}
+		switch t := e.Type(); {
+		case t&fs.ModeSymlink != 0:
+			s.skip(key, SkipSymlink)
+		case t.IsDir():
+			if err := s.walk(key); err != nil {
+				return err
+			}
+		case !t.IsRegular():
+			s.skip(key, SkipNotRegular)
+		case teammem.ValidateKey(key) != nil:
+			s.skip(key, SkipInvalid)
+		default:
+			s.read(key)
+		}
+	}
+	return nil
+}
+
+func (s *scanner) skip(key, reason string) {
+	s.skipped = append(s.skipped, Skipped{Key: key, Reason: reason})
+}
+
+// read loads one regular file, skipping it when it is too large or cannot
+// be read. The size is checked on the open file, which must still be the
+// regular file at that path: one swapped for a symlink since the directory
+// was listed is skipped as a symlink, not read through.
+func (s *scanner) read(key string) {
+	p := filepath.Join(s.root, filepath.FromSlash(key))
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // removed while we walked
+	}
+	if err != nil {
+		s.skip(key, SkipUnreadable)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		s.skip(key, SkipUnreadable)
+		return
+	case !fi.Mode().IsRegular():
+		s.skip(key, SkipNotRegular)
+		return
+	}
+	if lfi, err := os.Lstat(p); err != nil || !os.SameFile(lfi, fi) {
+		s.skip(key, SkipSymlink)
+		return
+	}
+	switch {
+	case fi.Size() > s.opt.MaxBytes:
+		s.skip(key, s.tooLarge())
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(f, s.opt.MaxBytes+1))
+	switch {
+	case err != nil:
+		s.skip(key, SkipUnreadable)
+	case int64(len(b)) > s.opt.MaxBytes: // grew while being read
+		s.skip(key, s.tooLarge())
+	default:
+		s.files = append(s.files, File{
+			Key: key, Size: int64(len(b)), ModTime: fi.ModTime(),
+			Content: b, Checksum: teammem.EntryChecksum(string(b)),
+		})
+	}
+}
+
+func (s *scanner) tooLarge() string {
+	return fmt.Sprintf("larger than %d bytes", s.opt.MaxBytes)
+}
+
+// ignoredName reports whether a file name is one Scan leaves out silently
+// and WriteAtomic refuses: the auto-dream lock, WriteAtomic's temp files and
+// macOS Finder's .DS_Store.
+func ignoredName(name string) bool {
+	return name == LockFileName || name == ".DS_Store" || strings.HasPrefix(name, TempPrefix)
+}

@@ -1,0 +1,267 @@
+package memsync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// MaxBatchBytes keeps each batch body under the size the stock client uses.
+const MaxBatchBytes = 200_000
+
+// maxConflictRounds bounds how often one batch is merged and retried.
+const maxConflictRounds = 5
+
+// pushPlan is the local side of a push: what changed since the bases.
+type pushPlan struct {
+	upserts []BatchUpsert
+	deletes []BatchDelete
+	content map[string]string // local content by key
+}
+
+// planPush compares the local files with the synced bases. It is pure: files
+// that were skipped (too big, symlinks, secrets) are present but not sent,
+// so they are never mistaken for deletions.
+func planPush(files []memdir.File, present map[string]bool, base map[string]string) pushPlan {
+	p := pushPlan{content: map[string]string{}}
+	for _, f := range files {
+		p.content[f.Key] = string(f.Content)
+		if base[f.Key] == f.Checksum {
+			continue
+		}
+		b := base[f.Key] // "" for a new file: create-only
+		p.upserts = append(p.upserts, BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b})
+	}
+	for _, k := range sortedKeys(base) {
+		if !present[k] {
+			b := base[k]
+			p.deletes = append(p.deletes, BatchDelete{Key: k, Base: &b})
+		}
+	}
+	return p
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// batches splits upserts so each request body stays under MaxBatchBytes;
+// deletes ride with the first batch. An entry larger than the limit goes
+// alone.
+func batches(p pushPlan) [][]BatchUpsert {
+	var out [][]BatchUpsert
+	var cur []BatchUpsert
+	size := 64
+	for _, u := range p.upserts {
+		k, _ := json.Marshal(u.Key)
+		c, _ := json.Marshal(u.Content)
+		cost := len(k) + len(c) + 120 // field names, base checksum, punctuation
+		if size+cost > MaxBatchBytes && len(cur) > 0 {
+			out = append(out, cur)
+			cur, size = nil, 64
+		}
+		cur = append(cur, u)
+		size += cost
+	}
+	if len(cur) > 0 || len(out) == 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// push uploads local changes since the bases, merging three ways whenever
+// the server moved on.
+func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report) error {
+	root, exclude := e.root(scope)
+	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes})
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, s := range skipped {
+		present[s.Key] = true
+		rep.Skipped = append(rep.Skipped, Skip{Key: s.Key, Reason: s.Reason})
+	}
+	clean := files[:0]
+	for _, f := range files {
+		present[f.Key] = true
+		if ss.Base[f.Key] != f.Checksum {
+			if found, ok := e.scanSecrets(string(f.Content)); ok {
+				rep.Skipped = append(rep.Skipped, Skip{Key: f.Key, Reason: "secret: " + found.String() + "; the file stays on this machine"})
+				continue
+			}
+		}
+		clean = append(clean, f)
+	}
+	plan := planPush(clean, present, ss.Base)
+	if len(plan.upserts)+len(plan.deletes) == 0 {
+		return nil
+	}
+	deletes := plan.deletes
+	parts := batches(plan)
+	for i, up := range parts {
+		if e.Progress != nil && len(parts) > 1 {
+			e.Progress(scope, "push", i, len(parts))
+		}
+		if err := e.pushBatch(ctx, scope, ss, rep, up, deletes, plan.content); err != nil {
+			return err
+		}
+		deletes = nil
+	}
+	return nil
+}
+
+// pushBatch sends one batch, resolving 409s by merging and retrying.
+func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report,
+	upserts []BatchUpsert, deletes []BatchDelete, local map[string]string) error {
+	for round := 0; ; round++ {
+		if len(upserts)+len(deletes) == 0 {
+			return nil
+		}
+		res, err := e.Client.Batch(ctx, scope, upserts, deletes)
+		var ce *ConflictError
+		if errors.As(err, &ce) && round < maxConflictRounds {
+			if upserts, deletes, err = e.resolve(scope, ss, rep, ce.Conflicts, upserts, deletes, local); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return e.committed(scope, ss, rep, res, upserts, deletes)
+	}
+}
+
+// resolve merges each conflicting key with the server's current version and
+// returns the batch to retry.
+func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, conflicts []teammem.Conflict,
+	upserts []BatchUpsert, deletes []BatchDelete, local map[string]string) ([]BatchUpsert, []BatchDelete, error) {
+	root, _ := e.root(scope)
+	byKey := map[string]teammem.Conflict{}
+	for _, c := range conflicts {
+		byKey[c.Key] = c
+	}
+	var nextUp []BatchUpsert
+	for _, u := range upserts {
+		c, ok := byKey[u.Key]
+		if !ok {
+			nextUp = append(nextUp, u)
+			continue
+		}
+		if c.Checksum == "" { // deleted (or never created) there: our edit recreates it
+			empty := ""
+			u.Base = &empty
+			delete(ss.Base, u.Key)
+			nextUp = append(nextUp, u)
+			continue
+		}
+		baseContent, ok := e.States.BaseContent(scope, u.Key)
+		if !ok || ss.Base[u.Key] == "" {
+			baseContent = ""
+		}
+		merged, _ := Merge3(baseContent, u.Content, c.Content)
+		if merged != u.Content {
+			if _, err := memdir.WriteAtomic(root, u.Key, []byte(merged)); err != nil {
+				return nil, nil, fmt.Errorf("write merged %s: %w", u.Key, err)
+			}
+			local[u.Key] = merged
+		}
+		rep.Merged = appendOnce(rep.Merged, u.Key)
+		ss.Base[u.Key] = c.Checksum
+		if err := e.States.SetBase(scope, u.Key, c.Content); err != nil {
+			return nil, nil, err
+		}
+		if merged == c.Content {
+			continue // the server already has exactly this
+		}
+		sum := c.Checksum
+		nextUp = append(nextUp, BatchUpsert{Key: u.Key, Content: merged, Base: &sum})
+	}
+	var nextDel []BatchDelete
+	for _, d := range deletes {
+		c, ok := byKey[d.Key]
+		switch {
+		case !ok:
+			nextDel = append(nextDel, d)
+		case c.Checksum == "":
+			delete(ss.Base, d.Key) // already gone there
+			_ = e.States.DropBase(scope, d.Key)
+		default:
+			// Edited there, deleted here: the edit wins, nothing is lost.
+			if _, err := memdir.WriteAtomic(root, d.Key, []byte(c.Content)); err != nil {
+				return nil, nil, err
+			}
+			rep.Pulled = appendOnce(rep.Pulled, d.Key)
+			ss.Base[d.Key] = c.Checksum
+			if err := e.States.SetBase(scope, d.Key, c.Content); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return nextUp, nextDel, nil
+}
+
+// committed records what the server accepted as the new bases.
+func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res BatchResult, upserts []BatchUpsert, deletes []BatchDelete) error {
+	root, _ := e.root(scope)
+	refused := map[string]string{}
+	for _, s := range res.SkippedSecrets {
+		refused[s.Path] = "the server found a secret: " + s.Label + " (" + s.RuleID + ")"
+	}
+	for _, k := range res.SkippedTombstoned {
+		refused[k] = "tombstoned"
+	}
+	for _, u := range upserts {
+		switch reason := refused[u.Key]; reason {
+		case "":
+			ss.Base[u.Key] = teammem.EntryChecksum(u.Content)
+			if err := e.States.SetBase(scope, u.Key, u.Content); err != nil {
+				return err
+			}
+			rep.Pushed = appendOnce(rep.Pushed, u.Key)
+		case "tombstoned":
+			// The server deleted exactly this content: apply the deletion here.
+			if _, err := memdir.Remove(root, u.Key); err != nil {
+				return err
+			}
+			delete(ss.Base, u.Key)
+			rep.RemovedLocal = appendOnce(rep.RemovedLocal, u.Key)
+		default:
+			rep.Skipped = append(rep.Skipped, Skip{Key: u.Key, Reason: reason})
+		}
+	}
+	for _, d := range deletes {
+		delete(ss.Base, d.Key)
+		if err := e.States.DropBase(scope, d.Key); err != nil {
+			return err
+		}
+		rep.DeletedRemote = appendOnce(rep.DeletedRemote, d.Key)
+	}
+	// Our write moved the head. If nobody else wrote since our last pull the
+	// mirror now matches it; otherwise the version stays where our pulls got
+	// to and an unknown checksum makes the next pull fetch the rest.
+	if res.Version == ss.Version+1 {
+		ss.Version, ss.Checksum = res.Version, res.Checksum
+	} else {
+		ss.Checksum = ""
+	}
+	return nil
+}
+
+func appendOnce(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
