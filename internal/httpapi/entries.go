@@ -13,6 +13,16 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
+// pathParam decodes a path parameter. chi matches on the raw (escaped)
+// path only when the request's escaping was not the default one (for
+// instance a %2F inside a segment); otherwise parameters arrive decoded.
+func pathParam(r *http.Request, v string) (string, error) {
+	if r.URL.RawPath == "" {
+		return v, nil
+	}
+	return url.PathUnescape(v)
+}
+
 // entryKey returns the key in the path of an entry route, less suffix.
 func entryKey(r *http.Request, suffix string) (string, error) {
 	raw := chi.URLParam(r, "*")
@@ -22,7 +32,7 @@ func entryKey(r *http.Request, suffix string) (string, error) {
 			return "", teammem.Errorf(teammem.ENotFound, "no such route")
 		}
 	}
-	key, err := url.PathUnescape(raw)
+	key, err := pathParam(r, raw)
 	if err != nil {
 		return "", teammem.Errorf(teammem.EInvalid, "entry key is not validly escaped")
 	}
@@ -65,11 +75,12 @@ func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// entryWriteResponse reports a single-entry write.
+// entryWriteResponse reports a single-entry write: the space head and
+// report of writeResponse, plus the entry's key and checksum.
 type entryWriteResponse struct {
 	writeResponse
-	Key      string `json:"key"`
-	Checksum string `json:"checksum,omitempty"`
+	Key           string `json:"key"`
+	EntryChecksum string `json:"entry_checksum,omitempty"`
 }
 
 // putEntry serves PUT .../entries/{key}: the body is the file's bytes.
@@ -99,9 +110,9 @@ func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
 		return asPrecondition(err)
 	}
 	resp := entryWriteResponse{writeResponse: writeResponseOf(res), Key: key}
-	if len(res.Written) == 1 || (len(res.SkippedSecrets) == 0 && len(res.SkippedTombstoned) == 0) {
-		resp.Checksum = teammem.EntryChecksum(up.Content)
-		w.Header().Set("ETag", `"`+resp.Checksum+`"`)
+	if len(res.SkippedSecrets) == 0 && len(res.SkippedTombstoned) == 0 {
+		resp.EntryChecksum = teammem.EntryChecksum(up.Content)
+		w.Header().Set("ETag", `"`+resp.EntryChecksum+`"`)
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
@@ -218,7 +229,11 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.audit(r.Context(), sr.p, "entry.restore", sr.slug, key, map[string]any{"scope": sr.scope, "version": body.Version})
-	writeJSON(w, http.StatusOK, entryWriteResponse{writeResponse: writeResponseOf(res), Key: key, Checksum: v.Checksum})
+	resp := entryWriteResponse{writeResponse: writeResponseOf(res), Key: key}
+	if len(res.Written) == 1 {
+		resp.EntryChecksum = v.Checksum
+		s.audit(r.Context(), sr.p, "entry.restore", sr.slug, key, map[string]any{"scope": sr.scope, "version": body.Version})
+	}
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }

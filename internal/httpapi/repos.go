@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -36,8 +35,8 @@ func (s *Server) repoRoutes(r chi.Router) {
 
 // repoSlug returns the repo slug of a /v1 request: owner and name unescaped.
 func repoSlug(r *http.Request) (string, error) {
-	owner, err1 := url.PathUnescape(chi.URLParam(r, "owner"))
-	name, err2 := url.PathUnescape(chi.URLParam(r, "name"))
+	owner, err1 := pathParam(r, chi.URLParam(r, "owner"))
+	name, err2 := pathParam(r, chi.URLParam(r, "name"))
 	if err1 != nil || err2 != nil {
 		return "", teammem.Errorf(teammem.EInvalid, "repo path is not validly escaped")
 	}

@@ -15,7 +15,19 @@ import (
 type snapshotResponse struct {
 	Repo string `json:"repo"`
 	spaceHead
-	Entries []teammem.Entry `json:"entries,omitempty"`
+	Entries *[]snapshotEntry `json:"entries,omitempty"`
+}
+
+// snapshotEntry is one live entry of a snapshot. Content is a pointer so an
+// empty file is sent as "" and only view=hashes leaves it out.
+type snapshotEntry struct {
+	Key       string    `json:"key"`
+	Content   *string   `json:"content,omitempty"`
+	Checksum  string    `json:"checksum"`
+	Size      int       `json:"size"`
+	Version   int64     `json:"version"`
+	Author    string    `json:"author,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // getSpace serves GET .../{scope}: a snapshot, 304 when If-None-Match names
@@ -37,18 +49,27 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	resp := snapshotResponse{Repo: sr.slug, spaceHead: headOf(sr.space), Entries: []teammem.Entry{}}
+	resp := snapshotResponse{Repo: sr.slug, spaceHead: headOf(sr.space)}
 	if sr.space.Empty() {
 		outcome = "empty"
-	} else if view != "head" {
-		resp.Entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, view == "")
-		if err != nil {
-			outcome = "error"
-			return err
-		}
 	}
-	if view == "head" {
-		resp.Entries = nil
+	if view != "head" {
+		list := []snapshotEntry{}
+		if !sr.space.Empty() {
+			entries, err := s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, view == "")
+			if err != nil {
+				outcome = "error"
+				return err
+			}
+			for _, e := range entries {
+				se := snapshotEntry{Key: e.Key, Checksum: e.Checksum, Size: e.Size, Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt}
+				if view == "" {
+					se.Content = &e.Content
+				}
+				list = append(list, se)
+			}
+		}
+		resp.Entries = &list
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
@@ -130,6 +151,9 @@ func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
 		if err := authorize(sr.p, actTeamModerate, true); err != nil {
 			return err
 		}
+	}
+	if sr.repo.ID == 0 {
+		return teammem.Errorf(teammem.ENotFound, "repo %q not found", sr.slug)
 	}
 	var entries []teammem.Entry
 	if sr.space.ID != 0 {

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -129,23 +130,31 @@ func absent(a, b map[string]bool) []string {
 }
 
 // TestSpecValidationIsStrict makes sure the validation the other tests rely
-// on rejects what it should: undocumented fields and statuses.
+// on rejects what it should: undocumented fields and statuses, wrong values,
+// also in schemas reached through a $ref with a description beside it and
+// on entry paths, which route only through findRoute's rewrite.
 func TestSpecValidationIsStrict(t *testing.T) {
 	t.Parallel()
 	b := setupSpec(t, testConfig(), nil)
-	req, _ := http.NewRequest(http.MethodGet, "http://localhost/healthz", nil)
-	route, params, err := b.router.FindRoute(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	const head = `"scope":"personal","version":0,"entry_count":0,"total_bytes":0,"updated_at":"2025-01-31T09:12:45Z"`
+	sum := `"` + teammem.EmptySpaceChecksum + `"`
 	for name, tc := range map[string]struct {
+		path   string
 		status int
 		body   string
 	}{
-		"extra field":  {200, `{"status":"ok","extra":1}`},
-		"wrong value":  {200, `{"status":"fine"}`},
-		"undocumented": {418, `{"status":"ok"}`},
+		"extra field":             {"/healthz", 200, `{"status":"ok","extra":1}`},
+		"wrong value":             {"/healthz", 200, `{"status":"fine"}`},
+		"undocumented":            {"/healthz", 418, `{"status":"ok"}`},
+		"nested extra field":      {"/v1/org/users", 200, `{"users":[{"handle":"a","role":"member","disabled":false,"created_at":"2025-01-31T09:12:45Z","id":7}]}`},
+		"described ref":           {v1Repo, 200, `{"repo":"acme/widgets","created_at":"2025-01-31T09:12:45Z","team":{"checksum":` + sum + `,` + head + `},"personal":{` + head + `}}`},
+		"entry path undocumented": {v1Team + "/entries/notes/a.md", 418, `{}`},
 	} {
+		req, _ := http.NewRequest(http.MethodGet, "http://localhost"+tc.path, nil)
+		route, params, err := b.findRoute(req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 		in := &openapi3filter.ResponseValidationInput{
 			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
 			Status:                 tc.status,
@@ -155,6 +164,23 @@ func TestSpecValidationIsStrict(t *testing.T) {
 		in.SetBodyBytes([]byte(tc.body))
 		if err := openapi3filter.ValidateResponse(context.Background(), in); err == nil {
 			t.Errorf("%s: validation passed, want an error", name)
+		}
+	}
+}
+
+// TestRoutingPath checks the rewrite findRoute routes entry paths with.
+func TestRoutingPath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ method, in, want string }{
+		{"GET", "/healthz", "/healthz"},
+		{"GET", "/v1/repos/a/b/team/entries/x.md", "/v1/repos/a/b/team/entries/x.md"},
+		{"PUT", "/v1/repos/a/b/team/entries/notes/x.md", "/v1/repos/a/b/team/entries/notes%2Fx.md"},
+		{"GET", "/v1/repos/h%2Fa/b/team/entries/n/x.md/history", "/v1/repos/h%2Fa/b/team/entries/n%2Fx.md/history"},
+		{"PUT", "/v1/repos/a/b/team/entries/n/history", "/v1/repos/a/b/team/entries/n%2Fhistory"},
+		{"POST", "/v1/repos/a/b/team/entries/n/x.md/restore", "/v1/repos/a/b/team/entries/n%2Fx.md/restore"},
+	} {
+		if got := routingPath(tc.method, tc.in); got != tc.want {
+			t.Errorf("routingPath(%s, %s) = %s, want %s", tc.method, tc.in, got, tc.want)
 		}
 	}
 }
@@ -331,6 +357,7 @@ func testTeamMemory(t *testing.T, b *specBundle) {
 
 	// Errors before anything exists.
 	b.do(t, call{Method: get, Path: repo, Want: 401})
+	b.do(t, call{Method: put, Path: repo, Body: putBody(t, entries), Want: 401})
 	b.do(t, call{Method: get, Path: repo, Key: "tmk_unknown_key_000000000000000000000000", Want: 401})
 	b.do(t, call{Method: get, Path: repo, Key: goneKey, Want: 403})
 	b.do(t, call{Method: get, Path: teamMemory, Key: b.owner, Want: 400})
@@ -379,4 +406,384 @@ func testTeamMemory(t *testing.T, b *specBundle) {
 	if next.Version != first.Version+1 || next.FilesUploaded != 1 {
 		t.Errorf("push with the current If-Match = %+v, want version %d and 1 file", next, first.Version+1)
 	}
+}
+
+// TestV1ResponsesMatchSpec drives the /v1 routes through their documented
+// statuses on a real listener and validates every response against
+// api/openapi.yaml, as TestResponsesMatchSpec does for the others.
+func TestV1ResponsesMatchSpec(t *testing.T) {
+	t.Parallel()
+	sc, err := secretscan.New()
+	if err != nil {
+		t.Fatalf("secret scanner: %v", err)
+	}
+	withAdmin := testConfig()
+	withAdmin.AdminKey = specAdminKey
+	for name, run := range map[string]func(*testing.T, *specBundle, v1Callers){
+		"entries": testV1Entries, "spaces": testV1Spaces, "org": testV1Org, "telemetry and admin": testV1TelemetryAdmin,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b, k := setupV1(t, withAdmin, httpapi.NewScanner(sc))
+			run(t, b, k)
+		})
+	}
+
+	t.Run("every operation", func(t *testing.T) {
+		t.Parallel()
+		b, k := setupV1(t, withAdmin, nil)
+		gone, goneKey := MustUserKey(t, b.store, b.org, "gone", teammem.RoleMember)
+		disabled := true
+		if _, err := b.store.UserUpdate(context.Background(), b.org.ID, gone.ID, teammem.UserUpdateParams{Disabled: &disabled}); err != nil {
+			t.Fatal(err)
+		}
+		sweep(t, b, v1KeyedCalls(), "", 401)
+		sweep(t, b, v1AdminCalls(), "", 401)
+		sweep(t, b, v1KeyedCalls(), goneKey, 403)
+		sweep(t, b, v1AdminCalls(), k.owner, 403)
+		sweep(t, b, v1SpaceCalls(v1Personal), k.viewer, 403)
+		sweep(t, b, append(v1SpaceCalls("/v1/repos/bad%20owner/widgets/team"),
+			call{Method: http.MethodGet, Path: "/v1/repos/bad%20owner/widgets"}), k.member, 400)
+		var unknown []call // reads, and writes that need an existing entry
+		for _, c := range v1SpaceCalls("/v1/repos/acme/unknown/personal") {
+			if c.Method == http.MethodGet || strings.Contains(c.Path, "/entries/") && c.Method != http.MethodPut {
+				unknown = append(unknown, c)
+			}
+		}
+		sweep(t, b, unknown, k.member, 404)
+	})
+
+	t.Run("limits", func(t *testing.T) {
+		t.Parallel()
+		cfg := withAdmin
+		cfg.Defaults.MaxEntries, cfg.Defaults.MaxEntryBytes, cfg.MaxBodyBytes = 2, 64, 1024
+		b, k := setupV1(t, cfg, nil)
+		oversized := func(calls []call) (out []call) { // every call with a body, its body over the limit
+			for _, c := range calls {
+				if c.Body != "" {
+					c.Body = `{"pad":"` + strings.Repeat("x", 2000) + `"}`
+					out = append(out, c)
+				}
+			}
+			return out
+		}
+		sweep(t, b, oversized(v1KeyedCalls()), k.member, 413)
+		sweep(t, b, oversized(v1AdminCalls()), specAdminKey, 413)
+		tooLarge := func(c call, errorCode string) {
+			t.Helper()
+			if c.Key == "" {
+				c.Key = k.member
+			}
+			c.Want = 413
+			if got := errorDetails(t, b.do(t, c))["error_code"]; got != errorCode {
+				t.Errorf("%s %s: error_code %v, want %s", c.Method, c.Path, got, errorCode)
+			}
+		}
+		tooLarge(call{Method: http.MethodPut, Path: v1Team + "/entries/big.md", Body: strings.Repeat("x", 100), Header: markdown}, "team_memory_entry_too_large")
+		tooLarge(call{Method: http.MethodPut, Path: v1Team + "/entries/huge.md", Body: strings.Repeat("x", 2000), Header: markdown}, "request_too_large")
+		tooLarge(call{Method: http.MethodPost, Path: v1Team + "/batch",
+			Body: `{"upserts":[{"key":"a.md","content":"a"},{"key":"b.md","content":"b"},{"key":"c.md","content":"c"}]}`}, "team_memory_too_many_entries")
+		// Restoring a deleted entry into a full space.
+		b.do(t, call{Method: http.MethodPost, Path: v1Team + "/batch", Key: k.member, Body: `{"upserts":[{"key":"a.md","content":"a"},{"key":"b.md","content":"b"}]}`, Want: 200})
+		b.do(t, call{Method: http.MethodPost, Path: v1Team + "/batch", Key: k.member, Body: `{"upserts":[{"key":"c.md","content":"c"}],"deletes":[{"key":"a.md"}]}`, Want: 200})
+		tooLarge(call{Method: http.MethodPost, Path: v1Team + "/entries/a.md/restore", Key: k.admin, Body: `{"version":1}`}, "team_memory_too_many_entries")
+	})
+
+	t.Run("rate limited", func(t *testing.T) {
+		t.Parallel()
+		cfg := testConfig()
+		cfg.WriteRate, cfg.WriteBurst = 0.001, 1 // one write per key, then a long wait
+		b, k := setupV1(t, cfg, nil)
+		b.do(t, call{Method: http.MethodPut, Path: v1Team + "/entries/a.md", Key: k.member, Body: "a", Header: markdown, Want: 200})
+		for _, c := range []call{
+			{Method: http.MethodPut, Path: v1Team + "/entries/a.md", Body: "b", Header: markdown},
+			{Method: http.MethodDelete, Path: v1Team + "/entries/a.md"},
+			{Method: http.MethodPost, Path: v1Team + "/batch", Body: `{"deletes":[{"key":"a.md"}]}`},
+			{Method: http.MethodDelete, Path: v1Personal},
+		} {
+			c.Key, c.Want = k.member, 429
+			if r := b.do(t, c); r.Header.Get("Retry-After") == "" {
+				t.Errorf("%s %s: 429 without Retry-After", c.Method, c.Path)
+			}
+		}
+		restore := call{Method: http.MethodPost, Path: v1Team + "/entries/a.md/restore", Key: k.admin, Body: `{"version":1}`, Want: 200}
+		b.do(t, restore)
+		restore.Want = 429
+		b.do(t, restore)
+		sweep(t, b, v1AdminCalls(), specAdminKey, 403) // no admin key configured
+	})
+
+	t.Run("secret rejected", func(t *testing.T) {
+		t.Parallel()
+		cfg := testConfig()
+		cfg.Defaults.SecretPolicy = teammem.SecretPolicyReject
+		b, k := setupV1(t, cfg, httpapi.NewScanner(sc))
+		secret := "deploy with " + fakeGitHubPAT() + "\n"
+		b.do(t, call{Method: http.MethodPut, Path: v1Team + "/entries/token.md", Key: k.member, Body: secret, Header: markdown, Want: 422})
+		body, _ := json.Marshal(map[string]any{"upserts": []map[string]string{{"key": "token.md", "content": secret}}})
+		r := b.do(t, call{Method: http.MethodPost, Path: v1Team + "/batch", Key: k.member, Body: string(body), Want: 422})
+		if strings.Contains(string(r.Body), fakeGitHubPAT()) {
+			t.Error("the 422 body echoes the secret")
+		}
+		// A version stored while the rule was allowed is scanned again when restored.
+		allow := func(rules string) {
+			b.do(t, call{Method: http.MethodPatch, Path: "/v1/org", Key: k.owner, Body: `{"secret_allowlist":{"rule_ids":[` + rules + `]}}`, Want: 200})
+		}
+		allow(`"github-pat"`)
+		b.do(t, call{Method: http.MethodPut, Path: v1Team + "/entries/token.md", Key: k.member, Body: secret, Header: markdown, Want: 200})
+		b.do(t, call{Method: http.MethodPut, Path: v1Team + "/entries/token.md", Key: k.member, Body: "rotated\n", Header: markdown, Want: 200})
+		allow("")
+		b.do(t, call{Method: http.MethodPost, Path: v1Team + "/entries/token.md/restore", Key: k.admin, Body: `{"version":1}`, Want: 422})
+	})
+
+	t.Run("database down", func(t *testing.T) {
+		t.Parallel()
+		b, k := setupV1(t, withAdmin, nil)
+		b.store.Close()
+		sweep(t, b, v1KeyedCalls(), k.member, 500)
+		sweep(t, b, v1AdminCalls(), specAdminKey, 500)
+	})
+}
+
+// testV1Entries walks one entry through its life: create-only, optimistic
+// writes, secrets, conditional reads, history, delete and restore.
+func testV1Entries(t *testing.T, b *specBundle, k v1Callers) {
+	const get, put, del, post = http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodPost
+	entry := v1Team + "/entries/notes/build.md"
+	b.do(t, call{Method: get, Path: entry, Key: k.member, Want: 404})
+	b.do(t, call{Method: put, Path: entry, Body: "x", Header: markdown, Want: 401})
+	b.do(t, call{Method: put, Path: entry, Key: k.viewer, Body: "x", Header: markdown, Want: 403})
+	b.do(t, call{Method: put, Path: entry, Key: k.readOnly, Body: "x", Header: markdown, Want: 403})
+	r := b.do(t, call{Method: put, Path: v1Team + "/entries/..%2Fescape.md", Key: k.member, Body: "x", Header: markdown, Want: 400})
+	if got := errorDetails(t, r)["reason"]; got == nil {
+		t.Error("400 for an invalid key without details.reason")
+	}
+
+	// Create-only, then optimistic writes with the entry's ETag.
+	create := hdr("Content-Type", "text/markdown", "If-None-Match", "*")
+	first := b.do(t, call{Method: put, Path: entry, Key: k.member, Body: "Run make.\n", Header: create, Want: 200})
+	if got, want := first.Header.Get("ETag"), `"`+teammem.EntryChecksum("Run make.\n")+`"`; got != want {
+		t.Errorf("ETag = %s, want %s", got, want)
+	}
+	r = b.do(t, call{Method: put, Path: entry, Key: k.member, Body: "again\n", Header: create, Want: 412})
+	if got := errorDetails(t, r)["content"]; got != "Run make.\n" {
+		t.Errorf("412 details.content = %v, want the current content", got)
+	}
+	stale := hdr("Content-Type", "text/markdown", "If-Match", `"`+teammem.EntryChecksum("other")+`"`)
+	b.do(t, call{Method: put, Path: entry, Key: k.member, Body: "lost\n", Header: stale, Want: 412})
+	current := hdr("Content-Type", "text/plain; charset=utf-8", "If-Match", first.Header.Get("ETag"))
+	second := b.do(t, call{Method: put, Path: entry, Key: k.member, Body: "Run `make test`.\n", Header: current, Want: 200})
+	b.do(t, call{Method: put, Path: v1Team + "/entries/empty.md", Key: k.member, Want: 200})
+	r = b.do(t, call{Method: put, Path: v1Team + "/entries/token.md", Key: k.member, Want: 200,
+		Body: "token: " + fakeGitHubPAT() + "\n", Header: hdr("Content-Type", "application/octet-stream")})
+	if res := decode[struct{ SkippedSecrets []teammem.SkippedSecret }](t, r); len(res.SkippedSecrets) != 1 || r.Header.Get("ETag") != "" {
+		t.Errorf("PUT of a secret = %s (ETag %q), want it skipped without an ETag", r.Body, r.Header.Get("ETag"))
+	}
+
+	// Reads.
+	got := b.do(t, call{Method: get, Path: entry, Key: k.viewer, Want: 200})
+	if string(got.Body) != "Run `make test`.\n" || got.Header.Get("ETag") != second.Header.Get("ETag") {
+		t.Errorf("GET = %q with ETag %s, want the second write", got.Body, got.Header.Get("ETag"))
+	}
+	b.do(t, call{Method: get, Path: entry, Key: k.viewer, Header: hdr("If-None-Match", got.Header.Get("ETag")), Want: 304})
+	b.do(t, call{Method: get, Path: v1Personal + "/entries/notes/build.md", Key: k.viewer, Want: 403})
+	b.do(t, call{Method: get, Path: v1Team + "/entries/notes/none.md/history", Key: k.member, Want: 404})
+
+	// Delete, history and restore.
+	b.do(t, call{Method: del, Path: entry, Key: k.member, Header: hdr("If-Match", first.Header.Get("ETag")), Want: 412})
+	b.do(t, call{Method: del, Path: entry, Key: k.member, Want: 204})
+	b.do(t, call{Method: del, Path: entry, Key: k.member, Want: 404})
+	history := decode[struct {
+		Versions []teammem.EntryVersion `json:"versions"`
+	}](t, b.do(t, call{Method: get, Path: entry + "/history", Key: k.viewer, Want: 200}))
+	if len(history.Versions) != 3 || history.Versions[0].Op != teammem.OpDelete {
+		t.Fatalf("history = %+v, want write, write, delete", history.Versions)
+	}
+	restore := func(key string, version int64, want int) {
+		t.Helper()
+		b.do(t, call{Method: post, Path: entry + "/restore", Key: key, Body: fmt.Sprintf(`{"version":%d}`, version), Want: want})
+	}
+	restore(k.member, 1, 403)
+	restore(k.admin, history.Versions[0].Version, 400)
+	restore(k.admin, 999, 404)
+	restore(k.admin, history.Versions[2].Version, 200)
+
+	// A repo on another host: its owner segment is "host%2Fowner".
+	hosted := "/v1/repos/gitlab.example.com%2Facme/widgets/personal/entries/deep/dir/a.md"
+	b.do(t, call{Method: put, Path: hosted, Key: k.member, Body: "a\n", Header: markdown, Want: 200})
+	b.do(t, call{Method: get, Path: hosted, Key: k.member, Want: 200})
+	b.do(t, call{Method: get, Path: hosted + "/history", Key: k.member, Want: 200})
+}
+
+// testV1Spaces covers repos and spaces: heads, snapshots, batches, changes,
+// MEMORY.md, export, events and deleting a space.
+func testV1Spaces(t *testing.T, b *specBundle, k v1Callers) {
+	const get, post, del = http.MethodGet, http.MethodPost, http.MethodDelete
+	b.do(t, call{Method: get, Path: v1Repo, Key: k.member, Want: 404})
+	b.do(t, call{Method: get, Path: v1Team, Key: k.member, Want: 404})
+	b.do(t, call{Method: get, Path: "/v1/repos/bad%20owner/widgets", Key: k.member, Want: 400})
+	b.do(t, call{Method: get, Path: v1Team + "/changes?since=0", Key: k.member, Want: 404})
+	b.do(t, call{Method: get, Path: v1Repo + "/events", Key: k.member, Stream: true, Want: 200})
+	b.do(t, call{Method: get, Path: v1Repo + "/events", Stream: true, Want: 401})
+	b.do(t, call{Method: get, Path: "/v1/repos/bad%20owner/widgets/events", Key: k.member, Stream: true, Want: 400})
+
+	// Batches.
+	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.member, Want: 200, Body: `{"upserts":[
+		{"key":"MEMORY.md","content":"- [Build](build.md): how to build\n"},
+		{"key":"build.md","content":"---\nname: Build\ndescription: how to build\ntype: project\n---\nRun make.\n","base":""},
+		{"key":"old.md","content":"old\n","base":null}]}`})
+	r := b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.member, Want: 409,
+		Body: `{"upserts":[{"key":"build.md","content":"mine\n","base":"` + teammem.EmptySpaceChecksum + `"}],"deletes":[{"key":"old.md","base":""}]}`})
+	if c, _ := errorDetails(t, r)["conflicts"].([]any); len(c) != 2 {
+		t.Errorf("409 conflicts = %v, want both keys", c)
+	}
+	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.member, Want: 412,
+		Body: `{"deletes":[{"key":"old.md"}],"if_match":"` + teammem.EmptySpaceChecksum + `"}`})
+	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.member, Body: `{}`, Want: 400})
+	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.viewer, Body: `{"deletes":[{"key":"old.md"}]}`, Want: 403})
+	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.member, Body: `{"deletes":[{"key":"old.md"}]}`, Want: 200})
+
+	// Heads and snapshots.
+	b.do(t, call{Method: get, Path: "/v1/repos", Key: k.viewer, Want: 200})
+	b.do(t, call{Method: get, Path: v1Repo, Key: k.member, Want: 200})
+	b.do(t, call{Method: get, Path: v1Repo, Key: k.viewer, Want: 200})
+	snap := b.do(t, call{Method: get, Path: v1Team, Key: k.viewer, Want: 200})
+	for _, view := range []string{"?view=hashes", "?view=head"} {
+		b.do(t, call{Method: get, Path: v1Team + view, Key: k.viewer, Want: 200})
+	}
+	b.do(t, call{Method: get, Path: v1Team + "?view=hashes", Key: k.viewer, Header: hdr("If-None-Match", snap.Header.Get("ETag")), Want: 304})
+	b.do(t, call{Method: get, Path: v1Team + "?view=everything", Key: k.viewer, Want: 400})
+	b.do(t, call{Method: get, Path: v1Repo + "/nope", Key: k.viewer, Want: 404})
+	b.do(t, call{Method: get, Path: v1Personal, Key: k.viewer, Want: 403})
+	b.do(t, call{Method: get, Path: v1Personal, Key: k.member, Want: 200})
+
+	// Changes, MEMORY.md, export.
+	b.do(t, call{Method: get, Path: v1Team + "/changes?since=0", Key: k.viewer, Want: 200})
+	b.do(t, call{Method: get, Path: v1Team + "/changes?since=99", Key: k.viewer, Want: 410})
+	b.do(t, call{Method: get, Path: v1Team + "/changes?since=latest", Key: k.viewer, Want: 400})
+	if r := b.do(t, call{Method: get, Path: v1Team + "/MEMORY.md", Key: k.viewer, Want: 200}); r.Header.Get("X-Teammem-Index") != "stored" {
+		t.Errorf("X-Teammem-Index = %q, want stored", r.Header.Get("X-Teammem-Index"))
+	}
+	b.do(t, call{Method: get, Path: v1Personal + "/MEMORY.md", Key: k.member, Want: 200})
+	b.do(t, call{Method: get, Path: v1Team + "/export", Key: k.viewer, Want: 200})
+	b.do(t, call{Method: get, Path: v1Repo + "/events", Key: k.viewer, Header: hdr("Last-Event-ID", "t0.p0"), Stream: true, Want: 200})
+
+	// Deleting whole spaces.
+	b.do(t, call{Method: del, Path: v1Team, Key: k.member, Want: 403})
+	b.do(t, call{Method: del, Path: v1Team, Key: k.admin, Header: hdr("If-Match", teammem.EmptySpaceChecksum), Want: 412})
+	b.do(t, call{Method: del, Path: v1Team, Key: k.admin, Header: hdr("If-Match", snap.Header.Get("ETag")), Want: 200})
+	b.do(t, call{Method: del, Path: v1Personal, Key: k.member, Want: 200})
+	b.do(t, call{Method: get, Path: v1Team, Key: k.member, Want: 200}) // empty now
+}
+
+// testV1Org covers the org admin plane: me, settings, users, keys, audit.
+func testV1Org(t *testing.T, b *specBundle, k v1Callers) {
+	const get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+	ctx := context.Background()
+	b.do(t, call{Method: get, Path: "/v1/me", Key: k.readOnly, Want: 200})
+	if r := b.do(t, call{Method: get, Path: "/v1/me", Want: 401}); r.Header.Get("WWW-Authenticate") == "" {
+		t.Error("401 without WWW-Authenticate")
+	}
+	gone, goneKey := MustUserKey(t, b.store, b.org, "gone", teammem.RoleMember)
+	disabled := true
+	if _, err := b.store.UserUpdate(ctx, b.org.ID, gone.ID, teammem.UserUpdateParams{Disabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, call{Method: get, Path: "/v1/me", Key: goneKey, Want: 403})
+
+	// Settings.
+	b.do(t, call{Method: get, Path: "/v1/org", Key: k.viewer, Want: 200})
+	b.do(t, call{Method: patch, Path: "/v1/org", Key: k.member, Body: `{"max_entries":10}`, Want: 403})
+	if r := b.do(t, call{Method: patch, Path: "/v1/org", Key: k.admin, Body: `{"max_entry_bytes":999999999}`, Want: 400}); errorDetails(t, r)["server_max_entry_bytes"] == nil {
+		t.Errorf("400 for max_entry_bytes = %s, want the server's cap in details", r.Body)
+	}
+	b.do(t, call{Method: patch, Path: "/v1/org", Key: k.admin, Body: `{"colour":"red"}`, Want: 400})
+	b.do(t, call{Method: patch, Path: "/v1/org", Key: k.admin, Want: 200, Body: `{"name":"Acme","max_entries":100,"max_entry_bytes":null,
+		"secret_policy":"skip","secret_allowlist":{"rule_ids":["generic-api-key"],"regexes":["EXAMPLE[0-9]+"]},"auto_create_repos":false}`})
+	b.do(t, call{Method: post, Path: "/v1/repos/acme/new/team/batch", Key: k.member, Body: `{"upserts":[{"key":"a.md","content":"a"}]}`, Want: 404})
+	b.do(t, call{Method: http.MethodPut, Path: "/v1/repos/acme/new/team/entries/a.md", Key: k.member, Body: "a", Header: markdown, Want: 404})
+	b.do(t, call{Method: del, Path: "/v1/repos/acme/new/team", Key: k.admin, Want: 404})
+	b.do(t, call{Method: patch, Path: "/v1/org", Key: k.owner, Body: `{"max_entries":0,"secret_policy":"","auto_create_repos":true}`, Want: 200})
+
+	// Users.
+	b.do(t, call{Method: get, Path: "/v1/org/users", Key: k.admin, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/org/users", Key: k.member, Want: 403})
+	b.do(t, call{Method: post, Path: "/v1/org/users", Key: k.admin, Body: `{"handle":"alice","role":"member"}`, Want: 201})
+	b.do(t, call{Method: post, Path: "/v1/org/users", Key: k.admin, Body: `{"handle":"alice","role":"viewer"}`, Want: 409})
+	b.do(t, call{Method: post, Path: "/v1/org/users", Key: k.admin, Body: `{"handle":"-alice","role":"member"}`, Want: 400})
+	b.do(t, call{Method: post, Path: "/v1/org/users", Key: k.admin, Body: `{"handle":"boss","role":"owner"}`, Want: 403})
+	b.do(t, call{Method: patch, Path: "/v1/org/users/alice", Key: k.admin, Body: `{"role":"viewer","disabled":false}`, Want: 200})
+	b.do(t, call{Method: patch, Path: "/v1/org/users/alice", Key: k.admin, Body: `{}`, Want: 200})
+	b.do(t, call{Method: patch, Path: "/v1/org/users/nobody", Key: k.admin, Body: `{"disabled":true}`, Want: 404})
+	b.do(t, call{Method: patch, Path: "/v1/org/users/alice", Key: k.admin, Body: `{"role":"wizard"}`, Want: 400})
+	b.do(t, call{Method: patch, Path: "/v1/org/users/owner", Key: k.admin, Body: `{"disabled":true}`, Want: 403})
+	b.do(t, call{Method: patch, Path: "/v1/org/users/owner", Key: k.owner, Body: `{"role":"admin"}`, Want: 409})
+
+	// Keys.
+	b.do(t, call{Method: get, Path: "/v1/org/keys", Key: k.member, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/org/keys", Key: k.readOnly, Want: 200})
+	own := decode[struct{ ID string }](t, b.do(t, call{Method: post, Path: "/v1/org/keys", Key: k.member, Body: `{"name":"laptop"}`, Want: 201}))
+	alices := decode[struct{ ID string }](t, b.do(t, call{Method: post, Path: "/v1/org/keys", Key: k.admin, Want: 201,
+		Body: `{"user":"alice","name":"ci","read_only":true,"expires_at":"2099-01-02T15:04:05Z"}`}))
+	b.do(t, call{Method: get, Path: "/v1/org/keys", Key: k.owner, Want: 200})
+	b.do(t, call{Method: post, Path: "/v1/org/keys", Key: k.admin, Body: `{"user":"nobody","name":"x"}`, Want: 404})
+	b.do(t, call{Method: post, Path: "/v1/org/keys", Key: k.member, Body: `{"name":"x","expires_at":"yesterday"}`, Want: 400})
+	b.do(t, call{Method: post, Path: "/v1/org/keys", Key: k.readOnly, Body: `{"name":"x"}`, Want: 403})
+	b.do(t, call{Method: del, Path: "/v1/org/keys/" + alices.ID, Key: k.member, Want: 403})
+	b.do(t, call{Method: del, Path: "/v1/org/keys/" + own.ID, Key: k.member, Want: 200})
+	b.do(t, call{Method: del, Path: "/v1/org/keys/" + own.ID, Key: k.member, Want: 200})
+	b.do(t, call{Method: del, Path: "/v1/org/keys/no-such-key", Key: k.member, Want: 404})
+
+	// Audit.
+	b.do(t, call{Method: get, Path: "/v1/org/audit", Key: k.owner, Want: 200})
+	page := decode[struct {
+		NextBefore *int64 `json:"next_before"`
+	}](t, b.do(t, call{Method: get, Path: "/v1/org/audit?limit=1&action=key.create", Key: k.owner, Want: 200}))
+	if page.NextBefore == nil {
+		t.Fatal("a full audit page has no next_before")
+	}
+	b.do(t, call{Method: get, Path: fmt.Sprintf("/v1/org/audit?before=%d&actor=admin&repo=acme/widgets", *page.NextBefore), Key: k.owner, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/org/audit?actor=nobody", Key: k.admin, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/org/audit?limit=0", Key: k.owner, Want: 400})
+	b.do(t, call{Method: get, Path: "/v1/org/audit", Key: k.member, Want: 403})
+}
+
+// testV1TelemetryAdmin covers client telemetry and the server admin routes.
+func testV1TelemetryAdmin(t *testing.T, b *specBundle, k v1Callers) {
+	const get, post, patch = http.MethodGet, http.MethodPost, http.MethodPatch
+	events := `{"events":[
+		{"name":"tengu_team_mem_sync_started","fields":{"initial_pull_success":true,"initial_files_pulled":3}},
+		{"name":"tengu_team_mem_sync_push","fields":{"success":false,"status":413,"error_code":"team_memory_too_many_entries","server_max_entries":500,"errorType":null}},
+		{"name":"tengu_team_mem_push_suppressed","fields":{"reason":"http_413"}},
+		{"name":"teammem_dream_run","fields":{"outcome":"dry_run","files_touched":4}}]}`
+	r := b.do(t, call{Method: post, Path: "/v1/telemetry/events", Key: k.readOnly, Body: events, Want: 202})
+	if got := decode[struct{ Accepted, Dropped int }](t, r); got.Accepted != 4 || got.Dropped != 0 {
+		t.Errorf("telemetry result = %+v, want 4 accepted", got)
+	}
+	r = b.do(t, call{Method: post, Path: "/v1/telemetry/events", Key: k.viewer, OffSpec: true, Want: 202,
+		Body: `{"events":[{"name":"tengu_team_mem_sync_pull","fields":{"success":true,"path":"team/a.md"}}]}`})
+	if got := decode[struct{ Accepted, Dropped int }](t, r); got.Dropped != 1 {
+		t.Errorf("telemetry result = %+v, want the event off the allowlist dropped", got)
+	}
+	b.do(t, call{Method: post, Path: "/v1/telemetry/events", Key: k.viewer, Body: `{}`, Want: 400})
+	many := `{"events":[` + strings.TrimSuffix(strings.Repeat(`{"name":"teammem_dream_skipped","fields":{"reason":"lock"}},`, 101), ",") + `]}`
+	if r := b.do(t, call{Method: post, Path: "/v1/telemetry/events", Key: k.viewer, Body: many, Want: 400}); errorDetails(t, r)["max_events"] == nil {
+		t.Errorf("400 for 101 events = %s, want details.max_events", r.Body)
+	}
+	b.do(t, call{Method: post, Path: "/v1/telemetry/events", Key: k.viewer, Body: `{"events":[],"pad":"` + strings.Repeat("x", 70<<10) + `"}`, Want: 413})
+
+	// Server administration.
+	b.do(t, call{Method: get, Path: "/v1/admin/orgs", Key: specAdminKey, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/admin/orgs", Want: 401})
+	b.do(t, call{Method: get, Path: "/v1/admin/orgs", Key: k.owner, Want: 403})
+	created := decode[struct {
+		OwnerKey string `json:"owner_key"`
+	}](t, b.do(t, call{Method: post, Path: "/v1/admin/orgs", Key: specAdminKey, Body: `{"slug":"globex","name":"Globex"}`, Want: 201}))
+	b.do(t, call{Method: post, Path: "/v1/admin/orgs", Header: hdr("Authorization", "Bearer "+specAdminKey), Body: `{"slug":"globex"}`, Want: 409})
+	b.do(t, call{Method: post, Path: "/v1/admin/orgs", Key: specAdminKey, Body: `{"slug":"Not A Slug"}`, Want: 400})
+	b.do(t, call{Method: patch, Path: "/v1/admin/orgs/globex", Key: specAdminKey, Body: `{"name":""}`, Want: 400})
+	b.do(t, call{Method: patch, Path: "/v1/admin/orgs/nobody", Key: specAdminKey, Body: `{"disabled":true}`, Want: 404})
+	b.do(t, call{Method: get, Path: "/v1/me", Key: created.OwnerKey, Want: 200})
+	b.do(t, call{Method: patch, Path: "/v1/admin/orgs/globex", Key: specAdminKey, Body: `{"disabled":true}`, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/me", Key: created.OwnerKey, Want: 403})
 }

@@ -21,8 +21,9 @@ type WriteRequest struct {
 }
 
 // Upsert writes one entry. Base, when not nil, is the checksum the writer
-// last saw: "" means "must not exist" (create-only), anything else must equal
-// the live entry's checksum, else the write conflicts (EConflict).
+// last saw: "" means "must not exist" (create-only), "*" means "must exist",
+// anything else must equal the live entry's checksum, else the write
+// conflicts (EConflict).
 type Upsert struct {
 	Key     string
 	Content string
@@ -220,7 +221,7 @@ func checkBases(req WriteRequest, in PlanInput) error {
 		if live {
 			cur = head.Checksum
 		}
-		if NormalizeETag(*base) == cur {
+		if NormalizeETag(*base) == cur || (strings.TrimSpace(*base) == "*" && live) {
 			return nil
 		}
 		c := Conflict{Key: key, Checksum: cur, Deleted: ok && head.Deleted}
