@@ -125,6 +125,12 @@ func (m *Main) Run(ctx context.Context) error {
 	defer scancel()
 	var errs []error
 	for _, srv := range m.servers {
+		srv.SetKeepAlivesEnabled(false)
+	}
+	// Event streams never finish on their own: end them, then wait for the
+	// ordinary requests still in flight.
+	m.api.CloseStreams()
+	for _, srv := range m.servers {
 		errs = append(errs, srv.Shutdown(sctx))
 	}
 	cancel()

@@ -86,6 +86,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-r.Context().Done():
 			return nil
+		case <-s.streamsDone:
+			return nil
 		case e := <-sub:
 			if !visible(e, p, personal) {
 				continue

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -49,7 +50,14 @@ type Server struct {
 	limiter *writeLimiter
 	events  events.Broker
 	router  chi.Router
+	// streamsDone is closed by CloseStreams to end every event stream.
+	streamsDone chan struct{}
+	closeOnce   sync.Once
 }
+
+// CloseStreams ends every open event stream (clients reconnect elsewhere);
+// call it when shutdown begins, since streams never finish on their own.
+func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.streamsDone) }) }
 
 // New returns a server on store. scanner may be nil (no secret scanning).
 func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *slog.Logger, metrics *telemetry.Metrics) *Server {
@@ -65,7 +73,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events,
+	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()

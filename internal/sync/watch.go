@@ -112,8 +112,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 				connected = up
 				if up {
 					w.logf("live updates connected")
-					for _, scope := range Scopes { // catch up on what the gap missed
-						w.syncScope(ctx, s, scope, false)
+					s.failures = 0
+					for _, scope := range Scopes { // catch up on what the gap missed, both ways
+						w.syncScope(ctx, s, scope, s.pending[scope])
 					}
 				} else {
 					w.logf("live updates lost; polling every %s", poll)
