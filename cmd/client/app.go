@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,7 +57,8 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&a.repo, "repo", "", "repo slug owner/name or host/owner/name (default: from the origin remote)")
 	pf.StringVar(&a.cwd, "cwd", "", "work as if started in this directory")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON for scripts instead of text")
-	root.AddCommand(a.loginCmd(), a.pullCmd(), a.pushCmd(), a.syncCmd(), a.statusCmd(), a.watchCmd(), a.scanCmd(), a.indexCmd())
+	root.AddCommand(a.loginCmd(), a.pullCmd(), a.pushCmd(), a.syncCmd(), a.statusCmd(), a.watchCmd(), a.scanCmd(), a.indexCmd(),
+		a.logCmd(), a.extractCmd(), a.dreamCmd(), a.hookCmd(), a.agentsCmd())
 	return root
 }
 
@@ -137,6 +140,19 @@ func (a *app) location() (memdir.Location, error) {
 	}
 	home, _ := os.UserHomeDir()
 	return memdir.Resolve(memdir.Options{Cwd: cwd, Getenv: a.getenv, Home: home, Dir: first(a.dir, a.getenv("TEAMMEM_MEMORY_DIR"))})
+}
+
+// localStateDir is where the client keeps per-directory state that does not
+// depend on a server (extraction cursors, the dream's scan throttle, hook
+// logs): <user config dir>/teammem/local/<hash of the memory dir>.
+func (a *app) localStateDir(loc memdir.Location) (string, error) {
+	d, err := a.configDir()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256([]byte(loc.MemoryDir))
+	dir := filepath.Join(d, "teammem", "local", hex.EncodeToString(h[:8]))
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // repoSlug returns --repo or the slug of the origin remote.
