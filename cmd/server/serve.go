@@ -63,6 +63,9 @@ func (m *Main) Open(ctx context.Context) error {
 		return fmt.Errorf("secret scanner: %w", err)
 	}
 	metrics := telemetry.New()
+	if ps, ok := st.(teammem.PoolStatser); ok {
+		metrics.RegisterPool(ps)
+	}
 	broker := events.Broker(events.NewLocal())
 	if pg, ok := st.(*postgres.DB); ok {
 		broker = events.NewPostgres(pg.Pool(), m.Log) // replicas announce each other's writes

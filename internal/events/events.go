@@ -10,8 +10,20 @@ import (
 	"sync"
 )
 
-// Event says that one space reached a new head. It carries no content.
+// Event kinds. A space event says a space reached a new head; an auth event
+// says an org's keys, users or settings changed, so cached credentials and
+// org settings of that org must be dropped; a reset event (local only)
+// says notifications may have been missed, so every cache must be dropped.
+const (
+	KindSpace = ""
+	KindAuth  = "auth"
+	KindReset = "reset"
+)
+
+// Event says that one space reached a new head, or (Kind) that cached state
+// of an org went stale. It carries no content.
 type Event struct {
+	Kind     string `json:"k,omitempty"`
 	OrgID    int64  `json:"o"`
 	Repo     string `json:"r"` // the repo slug, so a stream may wait for a repo that does not exist yet
 	Scope    string `json:"s"`
@@ -24,6 +36,9 @@ type Event struct {
 type Broker interface {
 	// Publish announces a committed change. It never blocks on subscribers.
 	Publish(ctx context.Context, e Event) error
+	// SubscribeAll returns every event of every org, for the server's own
+	// cache invalidation, until cancel is called.
+	SubscribeAll() (events <-chan Event, cancel func())
 	// Subscribe returns the events of one repo until cancel is called. A
 	// subscriber that falls behind loses events (it resynchronises by
 	// comparing heads), never blocks the publisher.
@@ -36,6 +51,9 @@ type repoKey struct {
 	org  int64
 	repo string
 }
+
+// allKey is the subscription key of SubscribeAll.
+var allKey = repoKey{org: -1}
 
 // Local is an in-process broker.
 type Local struct {
@@ -56,6 +74,25 @@ func (l *Local) Publish(_ context.Context, e Event) error {
 func (l *Local) deliver(e Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for ch := range l.subs[allKey] {
+		select {
+		case ch <- e:
+		default:
+			// A cache subscriber that falls behind must not keep stale
+			// entries: tell it to drop everything instead.
+			select {
+			case <-ch:
+			default:
+			}
+			select {
+			case ch <- Event{Kind: KindReset}:
+			default:
+			}
+		}
+	}
+	if e.Kind != KindSpace {
+		return
+	}
 	for ch := range l.subs[repoKey{e.OrgID, e.Repo}] {
 		select {
 		case ch <- e:
@@ -64,10 +101,18 @@ func (l *Local) deliver(e Event) {
 	}
 }
 
+// SubscribeAll registers a subscriber of every event.
+func (l *Local) SubscribeAll() (<-chan Event, func()) {
+	return l.subscribe(allKey, 1024)
+}
+
 // Subscribe registers a subscriber of one repo.
 func (l *Local) Subscribe(orgID int64, repo string) (<-chan Event, func()) {
-	ch := make(chan Event, 64)
-	k := repoKey{orgID, repo}
+	return l.subscribe(repoKey{orgID, repo}, 64)
+}
+
+func (l *Local) subscribe(k repoKey, buffer int) (<-chan Event, func()) {
+	ch := make(chan Event, buffer)
 	l.mu.Lock()
 	if l.subs[k] == nil {
 		l.subs[k] = map[chan Event]struct{}{}

@@ -68,6 +68,8 @@ func (p *Postgres) listenOnce(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
 		return err
 	}
+	// Anything published while we were not listening is lost: caches start over.
+	p.deliver(Event{Kind: KindReset})
 	for {
 		n, err := conn.Conn().WaitForNotification(ctx)
 		if err != nil {

@@ -125,6 +125,7 @@ func (s *Server) adminPatchOrg(w http.ResponseWriter, r *http.Request) error {
 		if org, err = s.store.OrgUpdate(ctx, org.ID, upd); err != nil {
 			return err
 		}
+		s.invalidateAuth(ctx, org.ID)
 		s.audit(ctx, serverAdmin(org), "org.admin_update", "", org.Slug, map[string]any{"by": "server_admin",
 			"name": org.Name, "disabled": org.Disabled})
 	}

@@ -28,15 +28,22 @@ func (s *Server) authenticate(r *http.Request) (teammem.Principal, error) {
 	if key == "" {
 		return teammem.Principal{}, teammem.Errorf(teammem.EUnauthorized, "an API key is required (Authorization: Bearer <key> or x-api-key)")
 	}
-	p, err := s.store.KeyLookup(r.Context(), teammem.HashKey(key))
-	switch teammem.ErrorCode(err) {
-	case "":
-	case teammem.ENotFound:
-		return p, teammem.Errorf(teammem.EUnauthorized, "the API key is not valid")
-	default:
-		return p, err
-	}
 	now := time.Now()
+	var hash [32]byte
+	copy(hash[:], teammem.HashKey(key))
+	p, ok := s.cache.principal(hash, now)
+	if !ok {
+		var err error
+		p, err = s.store.KeyLookup(r.Context(), hash[:])
+		switch teammem.ErrorCode(err) {
+		case "":
+			s.cache.putPrincipal(hash, p, now)
+		case teammem.ENotFound:
+			return p, teammem.Errorf(teammem.EUnauthorized, "the API key is not valid")
+		default:
+			return p, err
+		}
+	}
 	switch {
 	case p.Key.RevokedAt != nil:
 		return p, teammem.Errorf(teammem.EUnauthorized, "the API key was revoked")

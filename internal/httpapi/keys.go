@@ -150,6 +150,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.invalidateAuth(r.Context(), p.Org.ID)
 	if k.RevokedAt == nil {
 		s.audit(r.Context(), p, "key.revoke", "", k.ID, map[string]any{"user": k.UserHandle, "name": k.Name})
 	}

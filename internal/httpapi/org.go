@@ -103,6 +103,7 @@ func (s *Server) patchOrg(w http.ResponseWriter, r *http.Request) error {
 		if org, err = s.store.OrgUpdate(r.Context(), p.Org.ID, upd); err != nil {
 			return err
 		}
+		s.invalidateAuth(r.Context(), p.Org.ID)
 		s.audit(r.Context(), p, "org.update", "", org.Slug, orgAuditDetails(org, changed))
 	}
 	writeJSON(w, http.StatusOK, s.orgResponse(org))

@@ -73,9 +73,21 @@ func (s *Server) resolveSpace(r *http.Request, write bool) (*spaceReq, error) {
 	return s.loadSpace(r.Context(), p, slug, scope, write)
 }
 
-// loadSpace loads a repo's space for p, as resolveSpace describes.
+// loadSpace loads a repo's space for p, as resolveSpace describes. Reads
+// take the head from the cache when it is fresh; writes always read it.
 func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope, write bool) (*spaceReq, error) {
 	sr := &spaceReq{p: p, slug: slug, scope: scope}
+	hk := headKey{org: p.Org.ID, repo: slug, scope: scope}
+	if scope == teammem.ScopePersonal {
+		hk.user = p.User.ID
+	}
+	now := time.Now()
+	if !write {
+		if h, ok := s.cache.head(hk, now); ok {
+			sr.repo, sr.space = h.repo, h.space
+			return sr, nil
+		}
+	}
 	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
 	switch {
 	case teammem.ErrorCode(err) == teammem.ENotFound && write && p.Org.Limits(s.cfg.Defaults).AutoCreateRepos:
@@ -93,6 +105,9 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 	sr.space, err = s.store.SpaceGet(ctx, p.Org.ID, sr.ref())
 	if teammem.ErrorCode(err) == teammem.ENotFound {
 		sr.space, err = emptySpace(sr.ref(), sr.repo), nil
+	}
+	if err == nil {
+		s.cache.putHead(hk, sr.repo, sr.space, now)
 	}
 	return sr, err
 }
@@ -147,6 +162,7 @@ func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, a
 	}()
 	s.recordWrite(ctx, sr.p, api, sr.slug, res, err)
 	if err == nil && !res.Noop() {
+		s.cache.dropHead(headKey{org: sr.p.Org.ID, repo: sr.slug, scope: res.Space.Scope, user: res.Space.UserID})
 		s.publish(ctx, sr.slug, res.Space)
 	}
 	return res, err

@@ -50,6 +50,7 @@ type Server struct {
 	limiter *writeLimiter
 	events  events.Broker
 	router  chi.Router
+	cache   *cache
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -73,7 +74,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
 	}
-	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}),
+	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
@@ -151,9 +152,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// Run does the server's background work until ctx ends: flushing key
-// last-use times and purging expired tombstones. It flushes once more on exit.
+// Run does the server's background work until ctx ends: applying other
+// replicas' cache invalidations, flushing key last-use times and purging
+// expired tombstones. It flushes once more on exit.
 func (s *Server) Run(ctx context.Context) {
+	go s.watchInvalidations(ctx)
 	flush := time.NewTicker(30 * time.Second)
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
@@ -188,6 +191,7 @@ func (s *Server) purgeTombstones(ctx context.Context) {
 	if err != nil {
 		s.log.WarnContext(ctx, "tombstone purge failed", "error", err.Error())
 	} else if n > 0 {
+		s.cache.reset()
 		s.log.InfoContext(ctx, "purged expired tombstones", "count", n)
 	}
 }

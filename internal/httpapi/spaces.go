@@ -203,6 +203,11 @@ func (s *Server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	sp := sr.space
+	if sp.ID != 0 { // the purge horizon is not cached: read the head itself
+		if sp, err = s.store.SpaceGet(r.Context(), sr.p.Org.ID, sr.ref()); err != nil {
+			return err
+		}
+	}
 	switch {
 	case since > sp.Version:
 		return teammem.Errorf(teammem.EGone, "version %d is ahead of the space (at %d): the space was reset; do a full pull", since, sp.Version).

@@ -117,6 +117,7 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.invalidateAuth(r.Context(), p.Org.ID)
 	s.audit(r.Context(), p, "user.update", "", u.Handle, map[string]any{"role": u.Role, "previous_role": target.Role,
 		"disabled": u.Disabled, "previously_disabled": target.Disabled})
 	writeJSON(w, http.StatusOK, userResponse{User: u})

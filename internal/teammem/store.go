@@ -163,3 +163,15 @@ type AuditFilter struct {
 	BeforeID int64 // page: events with a smaller id; 0 = from the newest
 	Limit    int
 }
+
+// PoolStats is a snapshot of a driver's connection pool, for metrics.
+type PoolStats struct {
+	InUse, Idle, Max int
+	WaitCount        int64         // acquisitions that had to wait
+	WaitDuration     time.Duration // total time spent waiting
+}
+
+// PoolStatser is implemented by drivers that can report their pool.
+type PoolStatser interface {
+	PoolStats() PoolStats
+}

@@ -243,3 +243,10 @@ func migrateError(err error) error {
 	}
 	return fmt.Errorf("%s (line %d): %w", de.Err, de.Line, interpret(de.OrigErr))
 }
+
+// PoolStats reports the pgx pool.
+func (db *DB) PoolStats() teammem.PoolStats {
+	s := db.pool.Stat()
+	return teammem.PoolStats{InUse: int(s.AcquiredConns()), Idle: int(s.IdleConns()), Max: int(s.MaxConns()),
+		WaitCount: s.EmptyAcquireCount(), WaitDuration: s.AcquireDuration()}
+}

@@ -165,3 +165,10 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
+
+// PoolStats reports both pools (the writer and the readers) together.
+func (db *DB) PoolStats() teammem.PoolStats {
+	w, r := db.w.Stats(), db.r.Stats()
+	return teammem.PoolStats{InUse: w.InUse + r.InUse, Idle: w.Idle + r.Idle, Max: w.MaxOpenConnections + r.MaxOpenConnections,
+		WaitCount: w.WaitCount + r.WaitCount, WaitDuration: w.WaitDuration + r.WaitDuration}
+}
