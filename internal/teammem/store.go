@@ -68,6 +68,8 @@ type Store interface {
 
 	// SpaceGet returns a space head (ENotFound when it was never written).
 	SpaceGet(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
+	// SpaceList lists every space of every org (operators' fsck only).
+	SpaceList(ctx context.Context) ([]Space, error)
 	// SpaceEnsure returns a space head, creating an empty space when missing.
 	SpaceEnsure(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
 	// SpaceApply runs fn under the space's write lock with its current head

@@ -39,6 +39,24 @@ func (db *DB) SpaceGet(ctx context.Context, orgID int64, ref teammem.SpaceRef) (
 		WHERE org_id = $1 AND repo_id = $2 AND scope = $3 AND coalesce(user_id, 0) = $4`, orgID, ref.RepoID, string(ref.Scope), ref.UserID))
 }
 
+// SpaceList lists every space of every org.
+func (db *DB) SpaceList(ctx context.Context) ([]teammem.Space, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+spaceColumns+` FROM spaces ORDER BY id`)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Space
+	for rows.Next() {
+		sp, err := scanSpace(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, interpret(rows.Err())
+}
+
 // SpaceEnsure returns a space head, creating an empty space when missing.
 // The repo, and the owner of a personal space, must belong to the org
 // (ENotFound otherwise).

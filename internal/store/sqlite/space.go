@@ -32,6 +32,24 @@ func (db *DB) SpaceGet(ctx context.Context, orgID int64, ref teammem.SpaceRef) (
 		WHERE org_id = ? AND repo_id = ? AND scope = ? AND coalesce(user_id, 0) = ?`, orgID, ref.RepoID, ref.Scope, ref.UserID))
 }
 
+// SpaceList lists every space of every org.
+func (db *DB) SpaceList(ctx context.Context) ([]teammem.Space, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+spaceColumns+` FROM spaces ORDER BY id`)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Space
+	for rows.Next() {
+		sp, err := scanSpace(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, interpret(rows.Err())
+}
+
 // SpaceEnsure returns a space head, creating an empty space when missing.
 func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef) (teammem.Space, error) {
 	if s, err := db.SpaceGet(ctx, orgID, ref); teammem.ErrorCode(err) != teammem.ENotFound {

@@ -270,6 +270,9 @@ func testSpaces(t *testing.T, b *bundle) {
 	if p.ID == s1.ID || p.UserID != b.member.ID {
 		t.Fatalf("personal space = %+v", p)
 	}
+	if all := must[[]teammem.Space](t)(b.store.SpaceList(b.ctx)); len(all) != 2 || all[0].ID != s1.ID {
+		t.Fatalf("SpaceList = %+v", all)
+	}
 	// A personal space of another org's user cannot be created.
 	other := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "other", Name: "Other"}))
 	stranger := must[teammem.User](t)(b.store.UserCreate(b.ctx, other.ID, teammem.UserCreateParams{Handle: "eve", Role: teammem.RoleOwner}))
