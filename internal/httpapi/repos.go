@@ -216,25 +216,15 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	resp := repoResponse{Repo: repo.Slug, Created: repo.CreatedAt}
-	for _, scope := range []teammem.Scope{teammem.ScopeTeam, teammem.ScopePersonal} {
-		if scope == teammem.ScopePersonal && authorize(p, actPersonalRead, false) != nil {
-			continue
-		}
-		ref := (&spaceReq{p: p, scope: scope, repo: repo}).ref()
-		sp, err := s.store.SpaceGet(r.Context(), p.Org.ID, ref)
-		if teammem.ErrorCode(err) == teammem.ENotFound {
-			sp, err = emptySpace(ref, repo), nil
-		}
-		if err != nil {
-			return err
-		}
-		h := headOf(sp)
-		if scope == teammem.ScopeTeam {
-			resp.Team = h
-		} else {
-			resp.Personal = &h
-		}
+	personal := authorize(p, actPersonalRead, false) == nil
+	heads, err := s.heads(r, p, slug, personal)
+	if err != nil {
+		return err
+	}
+	resp := repoResponse{Repo: repo.Slug, Created: repo.CreatedAt, Team: headOf(heads[teammem.ScopeTeam])}
+	if personal {
+		h := headOf(heads[teammem.ScopePersonal])
+		resp.Personal = &h
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -155,11 +156,9 @@ func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
 	if sr.repo.ID == 0 {
 		return teammem.Errorf(teammem.ENotFound, "repo %q not found", sr.slug)
 	}
-	var entries []teammem.Entry
-	if sr.space.ID != 0 {
-		if entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, false); err != nil {
-			return err
-		}
+	entries, err := s.liveEntries(r.Context(), sr, false)
+	if err != nil {
+		return err
 	}
 	req := teammem.WriteRequest{IfMatch: r.Header.Get("If-Match")}
 	for _, e := range entries {
@@ -245,11 +244,9 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var entries []teammem.Entry
-	if sr.space.ID != 0 {
-		if entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, true); err != nil {
-			return err
-		}
+	entries, err := s.liveEntries(r.Context(), sr, true)
+	if err != nil {
+		return err
 	}
 	s.audit(r.Context(), sr.p, "space.export", sr.slug, string(sr.scope), map[string]any{"entries": len(entries)})
 	name := "teammem-" + string(sr.scope) + ".tar.gz"
@@ -279,11 +276,9 @@ func (s *Server) getIndex(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var entries []teammem.Entry
-	if sr.space.ID != 0 {
-		if entries, err = s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, true); err != nil {
-			return err
-		}
+	entries, err := s.liveEntries(r.Context(), sr, true)
+	if err != nil {
+		return err
 	}
 	text, rendered := indexOf(entries)
 	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
@@ -296,4 +291,12 @@ func (s *Server) getIndex(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write([]byte(text))
 	return nil
+}
+
+// liveEntries lists the space's live entries; a space never written has none.
+func (s *Server) liveEntries(ctx context.Context, sr *spaceReq, withContent bool) ([]teammem.Entry, error) {
+	if sr.space.ID == 0 {
+		return nil, nil
+	}
+	return s.store.EntriesList(ctx, sr.p.Org.ID, sr.space.ID, withContent)
 }
