@@ -173,7 +173,7 @@ var (
 	// The reference suppresses with "http_<status>", an errorType or "unknown";
 	// the statuses kept are the permanent failures this server answers.
 	suppressReasons = []string{"no_oauth", "no_repo", "unknown", "http_400", "http_401", "http_403", "http_404", "http_410", "http_413", "http_422"}
-	extractSkips    = []string{"direct_write", "no_prose", "throttled", "no_model"}
+	extractSkips    = []string{"direct_write", "no_prose", "throttled", "no_model", "no_messages", "coalesced"}
 	dreamSkips      = []string{"disabled", "time", "throttle", "sessions", "lock"}
 )
 
