@@ -1,8 +1,287 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 
-// dreamCmd is being built; see the issue for the dream command.
+	"github.com/spf13/cobra"
+
+	"github.com/teammem/teammem/internal/dream"
+	"github.com/teammem/teammem/internal/llm"
+	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/secretscan"
+	memsync "github.com/teammem/teammem/internal/sync"
+)
+
+// dreamFlags are the dream command's flags; each overrides its variable.
+type dreamFlags struct {
+	minHours    float64
+	minSessions int
+	maxTurns    int
+	session     string
+	substantive bool
+	force       bool
+	dryRun      bool
+	schedule    bool
+}
+
+// dreamCmd is `teammem dream`: check the gates, then consolidate. A skip is
+// printed and exits 0 (the hook runs dream after every turn and most checks
+// skip); a failed run exits 1 after rolling the lock back.
 func (a *app) dreamCmd() *cobra.Command {
-	return &cobra.Command{Use: "dream", Short: "(not built yet)", Hidden: true}
+	var f dreamFlags
+	cmd := &cobra.Command{
+		Use:   "dream",
+		Short: "Consolidate the memory directory with a model when enough has happened since the last time",
+		Long: "dream reviews recent daily logs, memories and session transcripts with a model and turns them into\n" +
+			"well-organised memories: it merges duplicates, fixes facts that turned out wrong, makes dates absolute\n" +
+			"and prunes MEMORY.md. It never moves personal memories into team/.\n\n" +
+			"Gates, cheapest first (each prints why it stopped, exit 0): TEAMMEM_DREAM=0 or autoDreamEnabled=false in\n" +
+			"Claude Code's settings.json; fewer than --min-hours (TEAMMEM_DREAM_MIN_HOURS, 24) since the last\n" +
+			"consolidation; sessions scanned less than 10 minutes ago; fewer than --min-sessions\n" +
+			"(TEAMMEM_DREAM_MIN_SESSIONS, 5) sessions touched since then; another dream holding the lock.\n" +
+			"--force skips the time, scan and session gates, never the lock.\n\n" +
+			"A failed or interrupted run (Ctrl-C) rolls the lock back so the next attempt is not delayed.\n" +
+			"--dry-run works on a copy and prints a diff; --schedule prints a crontab line for a nightly dream.\n" +
+			"Needs a model: TEAMMEM_LLM_PROVIDER, TEAMMEM_LLM_MODEL and the provider's key.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.schedule {
+				return a.printDreamSchedule()
+			}
+			return a.runDream(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&f.minHours, "min-hours", dream.DefaultMinHours, "hours since the last consolidation before the next (fractions allowed; env TEAMMEM_DREAM_MIN_HOURS)")
+	fl.IntVar(&f.minSessions, "min-sessions", dream.DefaultMinSessions, "sessions touched since the last consolidation (env TEAMMEM_DREAM_MIN_SESSIONS)")
+	fl.IntVar(&f.maxTurns, "max-turns", dream.DefaultMaxTurns, "most model turns")
+	fl.StringVar(&f.session, "session", "", "id of the current session, which the session gate does not count")
+	fl.BoolVar(&f.substantive, "substantive", false, "count only sessions that edited files (env TEAMMEM_DREAM_SUBSTANTIVE=1)")
+	fl.BoolVar(&f.force, "force", false, "skip the time, scan and session gates (never the lock)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "run on a copy and print a diff; change nothing")
+	fl.BoolVar(&f.schedule, "schedule", false, "print a crontab line that runs dream nightly, then exit")
+	return cmd
+}
+
+// dreamConfig reads the configuration, then applies the flags given.
+func (a *app) dreamConfig(cmd *cobra.Command, loc memdir.Location, f dreamFlags) (dream.Config, error) {
+	cfg, err := dream.LoadConfig(a.getenv, loc.ConfigHome)
+	if err != nil {
+		return cfg, err
+	}
+	fl := cmd.Flags()
+	switch {
+	case fl.Changed("min-hours") && f.minHours < 0:
+		return cfg, &usageError{fmt.Errorf("--min-hours %g: want 0 or more", f.minHours)}
+	case fl.Changed("min-sessions") && f.minSessions < 0:
+		return cfg, &usageError{fmt.Errorf("--min-sessions %d: want 0 or more", f.minSessions)}
+	case f.maxTurns < 1:
+		return cfg, &usageError{fmt.Errorf("--max-turns %d: want 1 or more", f.maxTurns)}
+	}
+	if fl.Changed("min-hours") {
+		cfg.MinHours = f.minHours
+	}
+	if fl.Changed("min-sessions") {
+		cfg.MinSessions = f.minSessions
+	}
+	if fl.Changed("substantive") {
+		cfg.Substantive = f.substantive
+	}
+	cfg.Force, cfg.DryRun, cfg.MaxTurns = f.force, f.dryRun, f.maxTurns
+	return cfg, nil
+}
+
+// runDream checks the gates and, when they pass, runs the consolidation.
+func (a *app) runDream(cmd *cobra.Command, f dreamFlags) error {
+	ctx := cmd.Context()
+	loc, err := a.location()
+	if err != nil {
+		return err
+	}
+	cfg, err := a.dreamConfig(cmd, loc, f)
+	if err != nil {
+		return err
+	}
+	stateDir, err := a.localStateDir(loc)
+	if err != nil {
+		return err
+	}
+	d := &dream.Dreamer{Config: cfg, MemoryDir: loc.MemoryDir, TranscriptDir: loc.TranscriptDir, StateDir: stateDir, SessionID: f.session}
+	// A missing model is reported before any gate runs, so that a user
+	// learns at once that dreaming cannot work; a disabled dream needs none.
+	if cfg.Enabled {
+		if d.Model, d.Scanner, err = a.dreamTools(); err != nil {
+			return err
+		}
+	}
+	if isTerminal(a.stderr) && !a.jsonOut {
+		d.OnTurn = func(turn int, _ string, calls int) {
+			fmt.Fprintf(a.stderr, "dream: turn %d, %d tool calls\n", turn, calls)
+		}
+	}
+	tel := a.dreamTelemetry()
+	// The flush outlives a Ctrl-C: the failed run is still worth counting.
+	defer tel.flush(context.WithoutCancel(ctx))
+
+	plan, err := d.Check()
+	var skip *dream.Skip
+	if errors.As(err, &skip) {
+		tel.add("teammem_dream_skipped", map[string]any{"reason": string(skip.Reason)})
+		return a.printDreamSkip(skip)
+	}
+	if err != nil {
+		return err
+	}
+	rep, err := d.Run(ctx, plan)
+	tel.add("teammem_dream_run", map[string]any{"outcome": rep.Outcome, "files_touched": len(rep.Touched)})
+	for _, msg := range rep.Denied {
+		fmt.Fprintln(a.stderr, "dream: the sandbox refused:", msg)
+	}
+	if err != nil {
+		// Files written before the failure stay written; say which.
+		if len(rep.Touched) > 0 && !cfg.DryRun {
+			fmt.Fprintf(a.stderr, "dream: changed before it stopped: %s\n", strings.Join(rep.Touched, ", "))
+		}
+		return err
+	}
+	return a.printDreamReport(loc, rep)
+}
+
+// dreamTools builds the model (from TEAMMEM_LLM_*) and the secret scanner.
+func (a *app) dreamTools() (llm.Model, *secretscan.Scanner, error) {
+	mc, err := llm.ConfigFromEnv(a.getenv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dream: %w", err)
+	}
+	model, err := llm.New(mc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dream: %w", err)
+	}
+	sc, err := secretscan.New()
+	if err != nil {
+		return nil, nil, err
+	}
+	return model, sc, nil
+}
+
+// dreamTelemetry returns the telemetry batch, nil when telemetry is off or
+// there are no credentials to send it with.
+func (a *app) dreamTelemetry() *telemetry {
+	server, key, err := a.credentials()
+	if err != nil {
+		return nil
+	}
+	return a.newTelemetry(&memsync.Client{BaseURL: server, Key: key})
+}
+
+// printDreamSkip reports which gate stopped the dream and why.
+func (a *app) printDreamSkip(skip *dream.Skip) error {
+	if a.jsonOut {
+		return a.printJSON(map[string]any{"outcome": "skipped", "reason": skip.Reason, "message": skip.Message})
+	}
+	fmt.Fprintf(a.stdout, "dream skipped (%s): %s\n", skip.Reason, skip.Message)
+	return nil
+}
+
+// printDreamReport prints a finished run: the files improved (or a dry
+// run's diff), then the model's own summary.
+func (a *app) printDreamReport(loc memdir.Location, rep dream.Report) error {
+	if a.jsonOut {
+		return a.printJSON(map[string]any{"outcome": rep.Outcome, "files_touched": nonNilKeys(rep.Touched), "summary": rep.Summary,
+			"turns": rep.Turns, "hit_turn_limit": rep.HitTurnLimit, "diff": rep.Diff})
+	}
+	w := a.stdout
+	switch {
+	case rep.Outcome == dream.OutcomeDryRun && rep.Diff == "":
+		fmt.Fprintf(w, "Dry run: no changes; nothing in %s was touched.\n", loc.MemoryDir)
+	case rep.Outcome == dream.OutcomeDryRun:
+		fmt.Fprint(w, rep.Diff)
+		fmt.Fprintf(w, "\nDry run: the changes above were made to a copy; nothing in %s was touched.\n", loc.MemoryDir)
+	case len(rep.Touched) == 0:
+		fmt.Fprintln(w, "Dream finished: no memories changed.")
+	default:
+		fmt.Fprintf(w, "Improved %d %s:\n", len(rep.Touched), memoriesWord(len(rep.Touched)))
+		for _, k := range rep.Touched {
+			fmt.Fprintf(w, "  %s\n", k)
+		}
+	}
+	if rep.HitTurnLimit {
+		fmt.Fprintf(w, "(stopped at the limit of %d turns)\n", rep.Turns)
+	}
+	if rep.Summary != "" {
+		fmt.Fprintf(w, "\n%s\n", rep.Summary)
+	}
+	return nil
+}
+
+// nonNilKeys keeps an empty key list a JSON array.
+func nonNilKeys(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// memoriesWord is "memory" or "memories" for n.
+func memoriesWord(n int) string {
+	if n == 1 {
+		return "memory"
+	}
+	return "memories"
+}
+
+// printDreamSchedule prints a crontab line that runs dream in this
+// repository at a random minute between 00:00 and 05:59, appending its
+// output to dream.log in the local state directory.
+func (a *app) printDreamSchedule() error {
+	loc, err := a.location()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("dream --schedule: cannot find this program's path: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	stateDir, err := a.localStateDir(loc)
+	if err != nil {
+		return err
+	}
+	repo := first(loc.GitRoot, loc.ProjectRoot)
+	logFile := filepath.Join(stateDir, "dream.log")
+	// A random minute spreads a team's nightly dreams over the small hours.
+	minute, hour := rand.IntN(60), rand.IntN(6)
+	command := cronQuote(exe) + " dream"
+	if a.dir != "" { // cron does not see the flag this run was given
+		command += " --dir " + cronQuote(loc.MemoryDir)
+	}
+	line := fmt.Sprintf("%d %d * * * cd %s && %s >> %s 2>&1", minute, hour, cronQuote(repo), command, cronQuote(logFile))
+	if a.jsonOut {
+		return a.printJSON(map[string]any{"line": line, "minute": minute, "hour": hour, "log": logFile})
+	}
+	fmt.Fprintln(a.stdout, line)
+	fmt.Fprintln(a.stderr, "Add it with `crontab -e`. Cron starts with an almost empty environment: put the TEAMMEM_LLM_*\n"+
+		"variables and the provider's key in the crontab (or a wrapper script) so the dream finds its model.")
+	return nil
+}
+
+// cronSafe matches words that need no quoting in a crontab command.
+var cronSafe = regexp.MustCompile(`^[A-Za-z0-9_@+=:,./-]+$`)
+
+// cronQuote quotes s for the shell cron runs, and escapes %, which cron
+// would otherwise turn into a newline.
+func cronQuote(s string) string {
+	if !cronSafe.MatchString(s) {
+		s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return strings.ReplaceAll(s, "%", `\%`)
 }

@@ -380,7 +380,7 @@ func (a *app) runBackgroundStop(ctx context.Context, session, transcript string)
 		}
 	}
 	a.runChild(ctx, log, hookExtractLimit, "extract", "--session", session, "--transcript", transcript)
-	a.runChild(ctx, log, hookDreamLimit, "dream")
+	a.runChild(ctx, log, hookDreamLimit, "dream", "--session", session) // the current session does not count
 }
 
 // runChild runs `teammem <args> <childFlags>` and logs its exit status and
@@ -396,6 +396,9 @@ func (a *app) runChild(ctx context.Context, log *hookLog, limit time.Duration, a
 	cmd := exec.CommandContext(ctx, self, append(args, a.childFlags()...)...)
 	var out tailBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// On the deadline ask first (SIGINT lets a dream roll its lock back),
+	// then kill after WaitDelay.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 5 * time.Second // a grandchild holding the pipe cannot hang us
 	err = cmd.Run()
 	last := out.lastLine()
