@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// TestRawConn checks the load generator's HTTP framing on one keep-alive
+// connection: 304s, Content-Length and chunked bodies, and a server that
+// closes the connection after answering.
+func TestRawConn(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789abcdef", 1<<12) // 64 KB: net/http sends it chunked
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/304":
+			w.Header().Set("ETag", `"x"`)
+			w.WriteHeader(http.StatusNotModified)
+		case "/small":
+			io.WriteString(w, "hello")
+		case "/chunked":
+			for i := 0; i < len(big); i += 5000 {
+				io.WriteString(w, big[i:min(i+5000, len(big))])
+				w.(http.Flusher).Flush()
+			}
+		case "/close":
+			w.Header().Set("Connection", "close")
+			io.WriteString(w, "bye")
+		}
+	}))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+	c, err := dialRaw(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range []struct {
+		path   string
+		status int
+		body   string
+	}{{"/304", 304, ""}, {"/small", 200, "hello"}, {"/chunked", 200, big}, {"/close", 200, "bye"}, {"/small", 200, "hello"}, {"/304", 304, ""}} {
+		resp, err := c.do(request("GET", host, tc.path, nil, nil), true)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if resp.status != tc.status || string(resp.body) != tc.body {
+			t.Fatalf("%s: status %d, %d body bytes; want %d, %d", tc.path, resp.status, len(resp.body), tc.status, len(tc.body))
+		}
+	}
+}
+
+// TestGenerateConsistent fills a SQLite database and checks it as the
+// server would: every head matches its entries (teammem.Fsck), a sampled
+// repo's checksum is its team space's, and its generated key authenticates.
+func TestGenerateConsistent(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "gen.db")
+	spec := genSpec{orgs: 3, repos: 12, entries: 25, entryBytes: 300, samples: 4}
+	res, _, err := generateInto(t.Context(), dsn, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.orgs != 3 || res.repos != 12 || res.spaces != 24 || len(res.samples) != 4 {
+		t.Fatalf("generated %+v", res)
+	}
+	if err := fsck(t.Context(), dsn, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s := res.samples[1]
+	p, err := st.KeyLookup(t.Context(), teammem.HashKey(s.key))
+	if err != nil || p.User.Role != teammem.RoleOwner {
+		t.Fatalf("key of %s: %+v, %v", s.slug, p, err)
+	}
+	repo, err := st.RepoGet(t.Context(), p.Org.ID, s.slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := st.SpaceGet(t.Context(), p.Org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
+	if err != nil || sp.Checksum != s.checksum || sp.EntryCount != 24 { // 25 entries, one a tombstone
+		t.Fatalf("team space of %s: %+v, %v; want checksum %s", s.slug, sp, err, s.checksum)
+	}
+	// A second run appends past the existing ids instead of colliding.
+	if _, _, err := generateInto(t.Context(), dsn, genSpec{orgs: 1, repos: 2, entries: 3, entryBytes: 100}); err != nil {
+		t.Fatalf("second generation: %v", err)
+	}
+	if err := fsck(t.Context(), dsn, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportLastLine checks the output contract: the table, then one JSON
+// object as the last line, with every ratio and the failed targets.
+func TestReportLastLine(t *testing.T) {
+	t.Parallel()
+	r := newReport()
+	r.compare("304 pull", "pull304_ratio", 700, 1000, "/s", atLeast(0.70))
+	r.compare("push", "push_ratio", 100, 1000, "/s", atLeast(0.50))
+	r.single("propagation", "propagation_p50_ms", 2100, "ms", below(3000))
+	var out bytes.Buffer
+	if err := r.print(&out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("last line is not JSON: %v\n%s", err, out.String())
+	}
+	if got["pull304_ratio"] != 0.7 || got["push_ratio"] != 0.1 || got["propagation_p50_ms"] != 2100.0 {
+		t.Fatalf("values %v", got)
+	}
+	if failed, _ := got["targets_failed"].([]any); len(failed) != 1 || failed[0] != "push_ratio" {
+		t.Fatalf("targets_failed = %v", got["targets_failed"])
+	}
+	if !strings.HasPrefix(lines[0], "workload") || !strings.Contains(out.String(), "NO") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+}
+
+func TestParseOptions(t *testing.T) {
+	t.Parallel()
+	o, err := parseOptions([]string{"--quick", "--only", "http,scan", "--server-env", "GOGC=50"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.want("http") || o.want("scale") || o.repos != 500 || o.rounds != 1 || len(o.serverEnv) != 1 {
+		t.Fatalf("options %+v", o)
+	}
+	for _, bad := range [][]string{{"--only", "nope"}, {"--drivers", "mysql"}, {"--generate"}, {"extra"}, {"--server-env", "X"}} {
+		if _, err := parseOptions(bad, io.Discard); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
