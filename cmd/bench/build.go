@@ -37,7 +37,9 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-// buildAll builds the server and client with -tags gore2regex and installs
+// buildAll builds the server with -tags gore2regex and the client without
+// (as the README ships them: the client scans only what it pushes and starts
+// faster on Go's own regexp engine), and installs
 // the gitleaks CLI, in parallel, into dir. Binaries found in binDir (when
 // set) are used as they are. gitleaksPath, when set, is used instead of
 // installing.
@@ -56,11 +58,11 @@ func buildAll(ctx context.Context, root, dir, binDir, gitleaksPath string) binar
 	}
 	if b.server = locate("teammem-server"); b.server == "" {
 		wg.Go(func() {
-			b.server, b.serverErr = goBuild(ctx, root, "./cmd/server", filepath.Join(dir, "teammem-server"))
+			b.server, b.serverErr = goBuild(ctx, root, "./cmd/server", filepath.Join(dir, "teammem-server"), "gore2regex")
 		})
 	}
 	if b.client = locate("teammem"); b.client == "" {
-		wg.Go(func() { b.client, b.clientErr = goBuild(ctx, root, "./cmd/client", filepath.Join(dir, "teammem")) })
+		wg.Go(func() { b.client, b.clientErr = goBuild(ctx, root, "./cmd/client", filepath.Join(dir, "teammem"), "") })
 	}
 	if b.gitleaks = gitleaksPath; b.gitleaks == "" {
 		wg.Go(func() { b.gitleaks, b.leaksErr = installGitleaks(ctx, dir) })
@@ -70,10 +72,12 @@ func buildAll(ctx context.Context, root, dir, binDir, gitleaksPath string) binar
 }
 
 // goBuild builds pkg as the project ships it.
-func goBuild(ctx context.Context, root, pkg, out string) (string, error) {
+func goBuild(ctx context.Context, root, pkg, out, tags string) (string, error) {
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "gore2regex", "-o", out, pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", tags, "-o", out, pkg)
 	cmd.Dir = root
+	// GOFLAGS (scripts/test sets -tags there) must not override the choice.
+	cmd.Env = append(os.Environ(), "GOFLAGS=")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}

@@ -47,13 +47,9 @@ func (a *app) newSyncEnv() (*syncEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc, err := secretscan.New()
-	if err != nil {
-		return nil, err
-	}
 	client := &memsync.Client{BaseURL: server, Key: key, Repo: repo, UserAgent: "teammem-client",
 		HTTP: &http.Client{Timeout: 30 * time.Second}}
-	e := &memsync.Engine{Client: client, MemoryDir: loc.MemoryDir, States: states, Scanner: sc}
+	e := &memsync.Engine{Client: client, MemoryDir: loc.MemoryDir, States: states, NewScanner: secretscan.New}
 	if isTerminal(a.stderr) && !a.jsonOut {
 		e.Progress = func(scope teammem.Scope, phase string, done, total int) {
 			fmt.Fprintf(a.stderr, "\r%s %s: %d/%d", phase, scope, done+1, total)

@@ -37,15 +37,53 @@ type cachedPrincipal struct {
 	at time.Time
 }
 
-// cache holds principals by key hash and space heads by space.
+// bodyKey names an encoded pull body. A space's content at a version never
+// changes, so bodies need no invalidation, only eviction.
+type bodyKey struct {
+	space   int64
+	version int64
+	hashes  bool
+	repo    string // the slug as the client spelled it, echoed in the body
+}
+
+// maxBodyCacheBytes bounds the encoded bodies kept per replica.
+const maxBodyCacheBytes = 64 << 20
+
+// cache holds principals by key hash, space heads by space and encoded pull
+// bodies by space version.
 type cache struct {
-	mu    sync.RWMutex
-	auth  map[[32]byte]cachedPrincipal
-	heads map[headKey]cachedHead
+	mu        sync.RWMutex
+	auth      map[[32]byte]cachedPrincipal
+	heads     map[headKey]cachedHead
+	bodies    map[bodyKey][]byte
+	bodyBytes int
 }
 
 func newCache() *cache {
-	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: map[headKey]cachedHead{}}
+	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: map[headKey]cachedHead{}, bodies: map[bodyKey][]byte{}}
+}
+
+func (c *cache) body(k bodyKey) ([]byte, bool) {
+	c.mu.RLock()
+	b, ok := c.bodies[k]
+	c.mu.RUnlock()
+	return b, ok
+}
+
+func (c *cache) putBody(k bodyKey, b []byte) {
+	if len(b) > maxBodyCacheBytes/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bodyBytes+len(b) > maxBodyCacheBytes {
+		clear(c.bodies) // crude but bounded; hot bodies come back at once
+		c.bodyBytes = 0
+	}
+	if _, ok := c.bodies[k]; !ok {
+		c.bodies[k] = b
+		c.bodyBytes += len(b)
+	}
 }
 
 func (c *cache) principal(hash [32]byte, now time.Time) (teammem.Principal, bool) {
@@ -103,6 +141,8 @@ func (c *cache) reset() {
 	c.mu.Lock()
 	clear(c.auth)
 	clear(c.heads)
+	clear(c.bodies)
+	c.bodyBytes = 0
 	c.mu.Unlock()
 }
 

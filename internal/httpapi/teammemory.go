@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -97,27 +99,49 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	entries, err := s.store.EntriesList(r.Context(), p.Org.ID, sp.ID, !hashes)
+	bk := bodyKey{space: sp.ID, version: sp.Version, hashes: hashes, repo: slug}
+	body, ok := s.cache.body(bk)
+	if !ok {
+		if body, err = s.pullBody(r.Context(), p, slug, sp, hashes); err != nil {
+			return err
+		}
+		s.cache.putBody(bk, body)
+	}
+	outcome = "ok"
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+	return nil
+}
+
+// pullBody encodes the 200 body of a full pull or a hashes probe.
+func (s *Server) pullBody(ctx context.Context, p teammem.Principal, slug string, sp teammem.Space, hashes bool) ([]byte, error) {
+	entries, err := s.store.EntriesList(ctx, p.Org.ID, sp.ID, !hashes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sums := make(map[string]string, len(entries))
 	for _, e := range entries {
 		sums[e.Key] = e.Checksum
 	}
-	outcome = "ok"
-	if hashes {
-		writeJSON(w, http.StatusOK, teamMemoryHashes{OrganizationID: p.Org.Slug, Repo: slug, Version: sp.Version,
-			LastModified: lastModified(sp), Checksum: sp.Checksum, EntryChecksums: sums})
-		return nil
+	var v any = teamMemoryHashes{OrganizationID: p.Org.Slug, Repo: slug, Version: sp.Version,
+		LastModified: lastModified(sp), Checksum: sp.Checksum, EntryChecksums: sums}
+	if !hashes {
+		contents := make(map[string]string, len(entries))
+		for _, e := range entries {
+			contents[e.Key] = e.Content
+		}
+		v = teamMemoryResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: sp.Version,
+			LastModified: lastModified(sp), Checksum: sp.Checksum, Content: teamMemoryContent{Entries: contents, EntryChecksums: sums}}
 	}
-	contents := make(map[string]string, len(entries))
-	for _, e := range entries {
-		contents[e.Key] = e.Content
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, teamMemoryResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: sp.Version,
-		LastModified: lastModified(sp), Checksum: sp.Checksum, Content: teamMemoryContent{Entries: contents, EntryChecksums: sums}})
-	return nil
+	return buf.Bytes(), nil
 }
 
 // ifNoneMatch reports whether the request's If-None-Match names checksum

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/teammem/teammem/internal/memdir"
@@ -31,7 +32,11 @@ type Engine struct {
 	Client    *Client
 	MemoryDir string
 	States    *StateStore
-	Scanner   *secretscan.Scanner // nil: no client-side secret scan
+	// Scanner scans files before upload; NewScanner, when set, builds it on
+	// first use, so commands that push nothing never pay for the rules.
+	Scanner    *secretscan.Scanner
+	NewScanner func() (*secretscan.Scanner, error)
+	scanOnce   sync.Once
 	// Progress, when set, hears about long transfers (done of total files).
 	Progress func(scope teammem.Scope, phase string, done, total int)
 }
@@ -186,6 +191,11 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 
 // scanSecrets returns the first finding of content, if any.
 func (e *Engine) scanSecrets(content string) (secretscan.Finding, bool) {
+	e.scanOnce.Do(func() {
+		if e.Scanner == nil && e.NewScanner != nil {
+			e.Scanner, _ = e.NewScanner() // the rules are embedded: this cannot fail in practice
+		}
+	})
 	if e.Scanner == nil {
 		return secretscan.Finding{}, false
 	}

@@ -33,17 +33,20 @@ func (w *Writer) Write(ctx context.Context, org Org, space Space, ensure func(co
 	if err := ValidateWrite(req, limits); err != nil {
 		return WriteResult{}, err
 	}
-	scanned, err := w.prescan(ctx, org, space, req)
-	if err != nil {
-		return WriteResult{}, err
-	}
+	// Plan scans only the upserts that would change stored content, and the
+	// scan of one memory file takes well under a millisecond, so it runs
+	// inside the write lock rather than costing a second read of the heads.
+	scanned := map[string]scanResult{}
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention, Now: w.now(),
 			Scan: func(key, content string) []SkippedSecret {
-				if found, ok := scanned[key]; ok && found.checksum == EntryChecksum(content) {
-					return found.findings
+				sum := EntryChecksum(content)
+				if found, ok := scanned[key]; ok && found.checksum == sum {
+					return found.findings // the empty-space plan already scanned it
 				}
-				return w.scan(org, key, content) // changed since the prescan: scan now
+				findings := w.scan(org, key, content)
+				scanned[key] = scanResult{checksum: sum, findings: findings}
+				return findings
 			}}
 		return Plan(req, in)
 	}
@@ -77,30 +80,6 @@ func (w *Writer) now() time.Time {
 type scanResult struct {
 	checksum string
 	findings []SkippedSecret
-}
-
-// prescan scans, outside the write lock, the upserts whose content differs
-// from what is stored, so the lock is held only for the database work.
-func (w *Writer) prescan(ctx context.Context, org Org, space Space, req WriteRequest) (map[string]scanResult, error) {
-	if w.Scanner == nil || len(req.Upserts) == 0 {
-		return nil, nil
-	}
-	heads := map[string]Entry{}
-	if space.ID != 0 {
-		var err error
-		if heads, err = w.Store.EntryHeads(ctx, org.ID, space.ID); err != nil {
-			return nil, err
-		}
-	}
-	out := make(map[string]scanResult, len(req.Upserts))
-	for _, u := range req.Upserts {
-		sum := EntryChecksum(u.Content)
-		if h, ok := heads[u.Key]; ok && h.Checksum == sum {
-			continue // stored as it is (or deleted as it is): never rescanned
-		}
-		out[u.Key] = scanResult{checksum: sum, findings: w.scan(org, u.Key, u.Content)}
-	}
-	return out, nil
 }
 
 func (w *Writer) scan(org Org, key, content string) []SkippedSecret {

@@ -10,6 +10,9 @@ import (
 
 const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at`
 
+// headsFrom reads the entries of a space without their authors.
+const headsFrom = ` FROM entries e WHERE e.org_id = $1 AND e.space_id = $2`
+
 // entriesFrom joins entries to their authors; every query adds its filters.
 const entriesFrom = ` FROM entries e LEFT JOIN users u ON u.id = e.author_id WHERE e.org_id = $1 AND e.space_id = $2`
 
@@ -33,7 +36,8 @@ func scanEntry(row pgx.Row) (teammem.Entry, error) {
 }
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
-	rows, err := q.Query(ctx, `SELECT `+headColumns+entriesFrom, orgID, spaceID)
+	// The write path never needs the author's handle: no join with users.
+	rows, err := q.Query(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at`+headsFrom, orgID, spaceID)
 	list, err := collect(rows, err, func(r pgx.Row) (teammem.Entry, error) { return scanHead(r) })
 	if err != nil {
 		return nil, err

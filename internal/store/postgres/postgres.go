@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -48,6 +50,11 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", &teammem.Error{Code: teammem.EInvalid, Message: "invalid database URL"}, err)
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgxpool's default (max(4, CPUs)) starves a server whose requests
+		// are short and many, and one connection is held by LISTEN.
+		cfg.MaxConns = int32(max(16, 4*runtime.GOMAXPROCS(0)))
 	}
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		// Return timestamps in UTC, as the SQLite driver does, whatever the
@@ -248,5 +255,5 @@ func migrateError(err error) error {
 func (db *DB) PoolStats() teammem.PoolStats {
 	s := db.pool.Stat()
 	return teammem.PoolStats{InUse: int(s.AcquiredConns()), Idle: int(s.IdleConns()), Max: int(s.MaxConns()),
-		WaitCount: s.EmptyAcquireCount(), WaitDuration: s.AcquireDuration()}
+		WaitCount: s.EmptyAcquireCount(), WaitDuration: s.EmptyAcquireWaitTime()}
 }

@@ -25,8 +25,9 @@ func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
 }
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+headColumns+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
-		WHERE e.org_id = ? AND e.space_id = ?`, orgID, spaceID)
+	// The write path never needs the author's handle: no join with users.
+	rows, err := q.QueryContext(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at
+		FROM entries e WHERE e.org_id = ? AND e.space_id = ?`, orgID, spaceID)
 	if err != nil {
 		return nil, interpret(err)
 	}
