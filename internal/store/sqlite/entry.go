@@ -24,10 +24,13 @@ func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
 	return e, nil
 }
 
+// headsSQL reads every entry head of a space.
+const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at
+		FROM entries e WHERE e.org_id = ? AND e.space_id = ?`
+
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
 	// The write path never needs the author's handle: no join with users.
-	rows, err := q.QueryContext(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at
-		FROM entries e WHERE e.org_id = ? AND e.space_id = ?`, orgID, spaceID)
+	rows, err := q.QueryContext(ctx, headsSQL, orgID, spaceID)
 	if err != nil {
 		return nil, interpret(err)
 	}
@@ -45,7 +48,12 @@ func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[strin
 
 // EntryHeads returns every entry head of a space, tombstones included.
 func (db *DB) EntryHeads(ctx context.Context, orgID, spaceID int64) (map[string]teammem.Entry, error) {
-	return entryHeads(ctx, db.r, orgID, spaceID)
+	return entryHeads(ctx, db.reader(ctx), orgID, spaceID)
+}
+
+// reader runs queries through statements prepared on the read pool.
+func (db *DB) reader(ctx context.Context) stmtQuerier {
+	return stmtQuerier{func(query string) (*sql.Stmt, error) { return db.stmt(ctx, db.r, query) }}
 }
 
 func collectEntries(rows *sql.Rows, err error, withContent bool) ([]teammem.Entry, error) {
@@ -76,7 +84,7 @@ func (db *DB) EntriesList(ctx context.Context, orgID, spaceID int64, withContent
 	if withContent {
 		cols += `, e.content`
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT `+cols+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
+	rows, err := db.reader(ctx).QueryContext(ctx, `SELECT `+cols+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
 		WHERE e.org_id = ? AND e.space_id = ? AND e.deleted = 0 ORDER BY e.key`, orgID, spaceID)
 	return collectEntries(rows, err, withContent)
 }

@@ -67,27 +67,79 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 		WHERE org_id = ? AND repo_id = ? AND scope = ? AND coalesce(user_id, 0) = ?`, orgID, ref.RepoID, ref.Scope, ref.UserID))
 }
 
+// The statements of every write, prepared once on the writer connection.
+const (
+	selectSpaceSQL    = `SELECT ` + spaceColumns + ` FROM spaces WHERE org_id = ? AND id = ?`
+	currentContentSQL = `SELECT content FROM entries WHERE space_id = ? AND key = ? AND deleted = 0`
+	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
+			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
+			client_id = excluded.client_id, updated_at = excluded.updated_at`
+	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateHeadSQL = `UPDATE spaces SET version = ?, checksum = ?, entry_count = ?, total_bytes = ?, updated_at = ?
+		WHERE org_id = ? AND id = ?`
+)
+
+var writeQueries = []string{selectSpaceSQL, headsSQL, currentContentSQL, upsertEntrySQL, insertVersionSQL, updateHeadSQL}
+
+// stmtQuerier runs queries through prepared statements of a transaction.
+type stmtQuerier struct {
+	prep func(query string) (*sql.Stmt, error)
+}
+
+func (q stmtQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := q.prep(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 // SpaceApply runs fn under the space's write lock and commits its changes.
 // The writer connection's IMMEDIATE transaction is the lock.
 func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (teammem.Space, error) {
+	// Prepare before BEGIN: the writer pool has one connection, which the
+	// transaction then holds.
+	stmts := map[string]*sql.Stmt{}
+	for _, q := range writeQueries {
+		st, err := db.stmt(ctx, db.w, q)
+		if err != nil {
+			return teammem.Space{}, err
+		}
+		stmts[q] = st
+	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return teammem.Space{}, interpret(err)
 	}
 	defer tx.Rollback()
-	space, err := scanSpace(tx.QueryRowContext(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = ? AND id = ?`, orgID, spaceID))
+	prep := func(query string) (*sql.Stmt, error) {
+		st, ok := stmts[query]
+		if !ok {
+			return nil, fmt.Errorf("statement not prepared: %s", query)
+		}
+		return tx.StmtContext(ctx, st), nil
+	}
+	st, _ := prep(selectSpaceSQL)
+	space, err := scanSpace(st.QueryRowContext(ctx, orgID, spaceID))
 	if err != nil {
 		return space, err
 	}
-	heads, err := entryHeads(ctx, tx, orgID, spaceID)
+	heads, err := entryHeads(ctx, stmtQuerier{prep}, orgID, spaceID)
 	if err != nil {
 		return space, err
 	}
 	current := func(key string) (string, error) {
+		st, _ := prep(currentContentSQL)
 		var content string
-		err := tx.QueryRowContext(ctx, `SELECT content FROM entries WHERE space_id = ? AND key = ? AND deleted = 0`, spaceID, key).Scan(&content)
+		err := st.QueryRowContext(ctx, spaceID, key).Scan(&content)
 		return content, interpret(err)
 	}
+	upsert, _ := prep(upsertEntrySQL)
+	record, _ := prep(insertVersionSQL)
+	head, _ := prep(updateHeadSQL)
 	changes, err := fn(space, heads, current)
 	if err != nil || len(changes) == 0 {
 		return space, err
@@ -102,16 +154,11 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 		if c.Op != teammem.OpDelete {
 			content = sql.NullString{String: c.Content, Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
-				version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-				client_id = excluded.client_id, updated_at = excluded.updated_at`,
+		if _, err := upsert.ExecContext(ctx,
 			orgID, spaceID, c.Key, content, h.Checksum, h.Size, version, h.Deleted, author, actor.ClientID, micros(at)); err != nil {
 			return space, fmt.Errorf("write entry %q: %w", c.Key, interpret(err))
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := record.ExecContext(ctx,
 			orgID, spaceID, c.Key, version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, micros(at)); err != nil {
 			return space, fmt.Errorf("record version of %q: %w", c.Key, interpret(err))
 		}
@@ -119,8 +166,7 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	space.Version = version
 	space.Checksum, space.EntryCount, space.TotalBytes = teammem.Summarize(newHeads)
 	space.UpdatedAt = at
-	if _, err := tx.ExecContext(ctx, `UPDATE spaces SET version = ?, checksum = ?, entry_count = ?, total_bytes = ?, updated_at = ?
-		WHERE org_id = ? AND id = ?`, space.Version, space.Checksum, space.EntryCount, space.TotalBytes, micros(at), orgID, spaceID); err != nil {
+	if _, err := head.ExecContext(ctx, space.Version, space.Checksum, space.EntryCount, space.TotalBytes, micros(at), orgID, spaceID); err != nil {
 		return space, interpret(err)
 	}
 	return space, interpret(tx.Commit())

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -29,6 +30,32 @@ import (
 type DB struct {
 	w *sql.DB // the single writer connection
 	r *sql.DB // readers
+
+	stmts sync.Map // stmtKey → *sql.Stmt: hot statements are parsed once
+}
+
+type stmtKey struct {
+	pool  *sql.DB
+	query string
+}
+
+// stmt returns query prepared on pool, preparing it on first use. SQLite
+// parses every statement it runs; for the statements of every push and
+// pull that parse cost is a large share of the work.
+func (db *DB) stmt(ctx context.Context, pool *sql.DB, query string) (*sql.Stmt, error) {
+	k := stmtKey{pool, query}
+	if s, ok := db.stmts.Load(k); ok {
+		return s.(*sql.Stmt), nil
+	}
+	s, err := pool.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	if prev, loaded := db.stmts.LoadOrStore(k, s); loaded {
+		s.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return s, nil
 }
 
 var _ teammem.Store = (*DB)(nil)
@@ -109,6 +136,10 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.stmts.Range(func(_, s any) bool {
+		s.(*sql.Stmt).Close()
+		return true
+	})
 	return errors.Join(db.w.Close(), db.r.Close())
 }
 
