@@ -89,6 +89,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		case <-s.streamsDone:
 			return nil
 		case e := <-sub:
+			// Drop the cached head before the client hears of the change, so
+			// its next pull from this replica is never a stale 304.
+			s.cache.apply(e)
 			if !visible(e, p, personal) {
 				continue
 			}

@@ -56,12 +56,15 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 	}
 	if view != "head" {
 		list := []snapshotEntry{}
-		if !sr.space.Empty() {
-			entries, err := s.store.EntriesList(r.Context(), sr.p.Org.ID, sr.space.ID, view == "")
+		if sr.space.ID != 0 {
+			// Head and entries from one snapshot, so they always agree.
+			sp, entries, err := s.store.SpaceSnapshot(r.Context(), sr.p.Org.ID, sr.space.ID, view == "")
 			if err != nil {
 				outcome = "error"
 				return err
 			}
+			resp.spaceHead = headOf(sp)
+			w.Header().Set("ETag", `"`+sp.Checksum+`"`)
 			for _, e := range entries {
 				se := snapshotEntry{Key: e.Key, Checksum: e.Checksum, Size: e.Size, Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt}
 				if view == "" {

@@ -99,13 +99,16 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	bk := bodyKey{space: sp.ID, version: sp.Version, hashes: hashes, repo: slug}
-	body, ok := s.cache.body(bk)
+	body, ok := s.cache.body(bodyKey{space: sp.ID, version: sp.Version, hashes: hashes, repo: slug})
 	if !ok {
-		if body, err = s.pullBody(r.Context(), p, slug, sp, hashes); err != nil {
+		// The head and entries come from one snapshot; the body is cached
+		// under the version it describes, which may be newer than the head
+		// this replica had cached.
+		if sp, body, err = s.pullBody(r.Context(), p, slug, sp.ID, hashes); err != nil {
 			return err
 		}
-		s.cache.putBody(bk, body)
+		s.cache.putBody(bodyKey{space: sp.ID, version: sp.Version, hashes: hashes, repo: slug}, body)
+		w.Header().Set("ETag", `"`+sp.Checksum+`"`)
 	}
 	outcome = "ok"
 	w.Header().Set("Content-Type", "application/json")
@@ -116,10 +119,10 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 }
 
 // pullBody encodes the 200 body of a full pull or a hashes probe.
-func (s *Server) pullBody(ctx context.Context, p teammem.Principal, slug string, sp teammem.Space, hashes bool) ([]byte, error) {
-	entries, err := s.store.EntriesList(ctx, p.Org.ID, sp.ID, !hashes)
+func (s *Server) pullBody(ctx context.Context, p teammem.Principal, slug string, spaceID int64, hashes bool) (teammem.Space, []byte, error) {
+	sp, entries, err := s.store.SpaceSnapshot(ctx, p.Org.ID, spaceID, !hashes)
 	if err != nil {
-		return nil, err
+		return sp, nil, err
 	}
 	sums := make(map[string]string, len(entries))
 	for _, e := range entries {
@@ -139,9 +142,9 @@ func (s *Server) pullBody(ctx context.Context, p teammem.Principal, slug string,
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, err
+		return sp, nil, err
 	}
-	return buf.Bytes(), nil
+	return sp, buf.Bytes(), nil
 }
 
 // ifNoneMatch reports whether the request's If-None-Match names checksum

@@ -80,6 +80,10 @@ type Store interface {
 	// and are returned as they are.
 	SpaceApply(ctx context.Context, orgID, spaceID int64, actor Actor, fn ApplyFunc) (Space, error)
 
+	// SpaceSnapshot returns a space's head and its live entries in key order
+	// as of one point in time (one read transaction), so the head's checksum
+	// always matches the entries even while writers commit.
+	SpaceSnapshot(ctx context.Context, orgID, spaceID int64, withContent bool) (Space, []Entry, error)
 	// EntriesList returns the live entries of a space in key order, with
 	// content when withContent is set.
 	EntriesList(ctx context.Context, orgID, spaceID int64, withContent bool) ([]Entry, error)

@@ -57,12 +57,41 @@ func (db *DB) EntryHeads(ctx context.Context, orgID, spaceID int64) (map[string]
 // EntriesList returns the live entries of a space in key byte order, the
 // order SpaceChecksum uses, whatever the database's collation.
 func (db *DB) EntriesList(ctx context.Context, orgID, spaceID int64, withContent bool) ([]teammem.Entry, error) {
+	return entriesList(ctx, db.pool, orgID, spaceID, withContent)
+}
+
+// rowQuerier is a pool or a transaction.
+type rowQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func entriesList(ctx context.Context, q rowQuerier, orgID, spaceID int64, withContent bool) ([]teammem.Entry, error) {
 	if !withContent {
-		rows, err := db.pool.Query(ctx, `SELECT `+headColumns+entriesFrom+` AND NOT e.deleted ORDER BY e.key COLLATE "C"`, orgID, spaceID)
+		rows, err := q.Query(ctx, `SELECT `+headColumns+entriesFrom+` AND NOT e.deleted ORDER BY e.key COLLATE "C"`, orgID, spaceID)
 		return collect(rows, err, func(r pgx.Row) (teammem.Entry, error) { return scanHead(r) })
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+headColumns+`, e.content`+entriesFrom+` AND NOT e.deleted ORDER BY e.key COLLATE "C"`, orgID, spaceID)
+	rows, err := q.Query(ctx, `SELECT `+headColumns+`, e.content`+entriesFrom+` AND NOT e.deleted ORDER BY e.key COLLATE "C"`, orgID, spaceID)
 	return collect(rows, err, scanEntry)
+}
+
+// SpaceSnapshot reads a space's head and live entries in one repeatable-read
+// transaction, so they describe the same committed state.
+func (db *DB) SpaceSnapshot(ctx context.Context, orgID, spaceID int64, withContent bool) (teammem.Space, []teammem.Entry, error) {
+	tx, err := db.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return teammem.Space{}, nil, interpret(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	sp, err := scanSpace(tx.QueryRow(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2`, orgID, spaceID))
+	if err != nil {
+		return sp, nil, err
+	}
+	entries, err := entriesList(ctx, tx, orgID, spaceID, withContent)
+	if err != nil {
+		return sp, nil, err
+	}
+	return sp, entries, interpret(tx.Commit(ctx))
 }
 
 // EntryGet returns one live entry with content.

@@ -213,7 +213,8 @@ func unavailable(err error, code string) bool {
 	var ce *pgconn.ConnectError
 	var ne net.Error
 	switch {
-	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, pgconn.ErrConnClosed), pgconn.SafeToRetry(err):
 		return true
 	case len(code) == 5 && (code[:2] == "08" || code[:2] == "53"): // connection exception, insufficient resources
 		return true

@@ -144,3 +144,25 @@ func (db *DB) EntryVersionGet(ctx context.Context, orgID, spaceID int64, key str
 	v.Content = content.String
 	return v, err
 }
+
+// SpaceSnapshot reads a space's head and live entries in one read
+// transaction: in WAL mode it sees one committed state throughout.
+func (db *DB) SpaceSnapshot(ctx context.Context, orgID, spaceID int64, withContent bool) (teammem.Space, []teammem.Entry, error) {
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return teammem.Space{}, nil, interpret(err)
+	}
+	defer tx.Rollback()
+	sp, err := scanSpace(tx.QueryRowContext(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = ? AND id = ?`, orgID, spaceID))
+	if err != nil {
+		return sp, nil, err
+	}
+	cols := headColumns
+	if withContent {
+		cols += `, e.content`
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = ? AND e.space_id = ? AND e.deleted = 0 ORDER BY e.key`, orgID, spaceID)
+	entries, err := collectEntries(rows, err, withContent)
+	return sp, entries, err
+}

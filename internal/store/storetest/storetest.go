@@ -309,6 +309,11 @@ func testApplyWrites(t *testing.T, b *bundle) {
 	if len(list) != 1 || list[0].Content != "" || list[0].Checksum != teammem.EntryChecksum("changed") {
 		t.Fatalf("EntriesList without content = %+v", list)
 	}
+	head, snap, err := b.store.SpaceSnapshot(b.ctx, b.org.ID, sp.ID, true)
+	if err != nil || head.Version != sp.Version || len(snap) != 1 || snap[0].Content != "changed" ||
+		teammem.SpaceChecksum(map[string]string{snap[0].Key: snap[0].Checksum}) != head.Checksum {
+		t.Fatalf("SpaceSnapshot = %+v %+v %v", head, snap, err)
+	}
 }
 
 func testApplyNoop(t *testing.T, b *bundle) {
