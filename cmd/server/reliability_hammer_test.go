@@ -35,6 +35,7 @@ type hammer struct {
 	maxTries  atomic.Int64 // most attempts one write needed
 }
 
+// tried records that one write took n attempts.
 func (h *hammer) tried(n int) {
 	for {
 		cur := h.maxTries.Load()

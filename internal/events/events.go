@@ -90,6 +90,20 @@ func (l *Local) deliver(e Event) {
 			}
 		}
 	}
+	if e.Kind == KindReset { // every stream must re-check its heads
+		for k, subs := range l.subs {
+			if k == allKey {
+				continue
+			}
+			for ch := range subs {
+				select {
+				case ch <- e:
+				default:
+				}
+			}
+		}
+		return
+	}
 	if e.Kind != KindSpace {
 		return
 	}

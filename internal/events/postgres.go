@@ -45,9 +45,13 @@ func (p *Postgres) listen(ctx context.Context) {
 	defer close(p.done)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		start := time.Now()
 		err := p.listenOnce(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if time.Since(start) > time.Minute {
+			backoff = 100 * time.Millisecond // it was healthy: a new outage starts small
 		}
 		p.log.Warn("event listener lost its connection; reconnecting", "error", err, "backoff", backoff.String())
 		select {

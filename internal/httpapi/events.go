@@ -92,6 +92,14 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			// Drop the cached head before the client hears of the change, so
 			// its next pull from this replica is never a stale 304.
 			s.cache.apply(e)
+			if e.Kind == events.KindReset {
+				// Notifications may have been lost (the listener reconnected):
+				// re-read the heads and announce whatever moved.
+				if heads, err := s.heads(r, p, slug, personal); err == nil {
+					s.catchUp(w, &st, heads)
+				}
+				break
+			}
 			if !visible(e, p, personal) {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -75,6 +76,13 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		// matched route template is readable after the handler returns.
 		rctx := chi.NewRouteContext()
 		ctx := context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), chi.RouteCtxKey, rctx)
+		if !strings.HasSuffix(r.URL.Path, "/events") {
+			// A stalled database must fail a request (503), not hang it.
+			// Event streams are long-lived by design and bound themselves.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+			defer cancel()
+		}
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {

@@ -37,6 +37,8 @@ type Config struct {
 	Events events.Broker
 	// Heartbeat is the interval of comments on idle event streams (15 s when 0).
 	Heartbeat time.Duration
+	// RequestTimeout bounds every request but event streams (30 s when 0).
+	RequestTimeout time.Duration
 }
 
 // Server serves the teammem API.
@@ -73,6 +75,9 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
 	}
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
