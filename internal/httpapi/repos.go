@@ -82,11 +82,11 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 		hk.user = p.User.ID
 	}
 	now := time.Now()
-	if !write {
-		if h, ok := s.cache.head(hk, now); ok {
-			sr.repo, sr.space = h.repo, h.space
-			return sr, nil
-		}
+	if h, ok := s.cache.head(hk, now); ok && (!write || h.space.ID != 0) {
+		// A write needs only the repo and space ids (which never change):
+		// SpaceApply reads the head itself under the lock.
+		sr.repo, sr.space = h.repo, h.space
+		return sr, nil
 	}
 	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
 	switch {
