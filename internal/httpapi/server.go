@@ -87,7 +87,26 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 }
 
 // Handler returns the root handler.
-func (s *Server) Handler() http.Handler { return s.observe(s.router) }
+func (s *Server) Handler() http.Handler { return s.observe(headAsGet(s.router)) }
+
+// headAsGet answers HEAD on every GET route: the request is routed as a GET
+// and the body is dropped, so headers (ETag, Content-Length) are the GET's.
+func headAsGet(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = http.MethodGet
+		next.ServeHTTP(headWriter{w}, r2)
+	})
+}
+
+// headWriter drops the body of a response to HEAD.
+type headWriter struct{ http.ResponseWriter }
+
+func (h headWriter) Write(b []byte) (int, error) { return len(b), nil }
 
 // MetricsHandler serves the Prometheus metrics, for a separate listener.
 func (s *Server) MetricsHandler() http.Handler {

@@ -326,3 +326,16 @@ func TestV1Index(t *testing.T) {
 		t.Fatalf("truncated index:\n%s", r.Body)
 	}
 }
+
+func TestHeadAnswersLikeGet(t *testing.T) {
+	e := newV1Env(t, MustOpenStore(t), nil)
+	k := e.keys[teammem.RoleMember]
+	e.do("PUT", team+"/entries/a.md", k, "hello").want(t, 200)
+	get := e.do("GET", team+"/entries/a.md", k, nil).want(t, 200)
+	head := e.do("HEAD", team+"/entries/a.md", k, nil).want(t, 200)
+	if len(head.Body) != 0 || head.Header.Get("ETag") != get.Header.Get("ETag") || head.Header.Get("Content-Length") != "5" {
+		t.Fatalf("HEAD = %v %q", head.Header, head.Body)
+	}
+	e.do("HEAD", "/healthz", "", nil).want(t, 200)
+	e.do("HEAD", team+"/entries/missing.md", k, nil).want(t, 404)
+}
