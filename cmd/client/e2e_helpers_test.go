@@ -1,16 +1,14 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
+	"github.com/teammem/teammem/internal/e2etest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -37,53 +35,16 @@ func TestMain(m *testing.M) {
 
 const serverKey = "client-e2e-key-0123456789abcdefghijkl"
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = e2etest.SyncBuffer
 
 // startServer runs teammem-server on SQLite on a random port and returns its URL.
 func startServer(t *testing.T, env ...string) string {
 	t.Helper()
-	cmd := exec.Command(serverBin)
-	cmd.Env = append(os.Environ(), "TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "t.db"),
-		"TEAMMEM_BOOTSTRAP_KEY="+serverKey, "TEAMMEM_WRITE_RATE=0")
-	cmd.Env = append(cmd.Env, env...)
-	pr, pw := io.Pipe()
-	cmd.Stderr = pw
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	url, cmd, _ := e2etest.StartServer(t, serverBin, append([]string{"TEAMMEM_ADDR=127.0.0.1:0",
+		"TEAMMEM_DATABASE_URL=sqlite://" + filepath.Join(t.TempDir(), "t.db"),
+		"TEAMMEM_BOOTSTRAP_KEY=" + serverKey, "TEAMMEM_WRITE_RATE=0"}, env...)...)
 	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "teammem-server listening" {
-				addr <- line.Addr
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		return "http://" + a
-	case <-time.After(30 * time.Second):
-		t.Fatal("server did not start")
-		return ""
-	}
+	return url
 }
 
 // machine is one simulated developer machine: its own home, Claude config

@@ -1,11 +1,11 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/teammem/teammem/internal/e2etest"
 	"io"
 	"net/http"
 	"net/url"
@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,22 +48,7 @@ type server struct {
 	logs *syncBuffer
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = e2etest.SyncBuffer
 
 // databases lists the drivers every end-to-end test runs on.
 func databases(t *testing.T) map[string]func(t *testing.T) string {
@@ -87,34 +71,11 @@ func forEachDB(t *testing.T, fn func(t *testing.T, dsn string)) {
 // startServer runs the binary on a random port with env added.
 func startServer(t *testing.T, dsn string, env ...string) *server {
 	t.Helper()
-	cmd := exec.Command(serverBin)
-	cmd.Env = append(os.Environ(), "TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+bootstrapKey,
-		"TEAMMEM_WRITE_RATE=0") // tests hammer with one key; rate limiting has its own tests
-	cmd.Env = append(cmd.Env, env...)
-	pr, pw := io.Pipe()
-	logs := &syncBuffer{}
-	cmd.Stderr = io.MultiWriter(pw, logs)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &server{cmd: cmd, logs: logs}
+	url, cmd, logs := e2etest.StartServer(t, serverBin, append([]string{"TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL=" + dsn,
+		"TEAMMEM_BOOTSTRAP_KEY=" + bootstrapKey,
+		"TEAMMEM_WRITE_RATE=0"}, env...)...) // tests hammer with one key; rate limiting has its own tests
+	s := &server{URL: url, cmd: cmd, logs: logs}
 	t.Cleanup(func() { s.stop(t) })
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			var line struct{ Msg, Addr string }
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "teammem-server listening" {
-				addr <- line.Addr
-			}
-		}
-	}()
-	select {
-	case a := <-addr:
-		s.URL = "http://" + a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("server did not start; logs:\n%s", logs.String())
-	}
 	return s
 }
 

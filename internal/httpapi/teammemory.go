@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -162,26 +163,12 @@ func ifNoneMatch(r *http.Request, checksum string) bool {
 
 func splitETags(v string) []string {
 	var out []string
-	start := 0
-	for i := 0; i <= len(v); i++ {
-		if i == len(v) || v[i] == ',' {
-			if part := trimSpace(v[start:i]); part != "" {
-				out = append(out, part)
-			}
-			start = i + 1
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.Trim(part, " \t"); part != "" {
+			out = append(out, part)
 		}
 	}
 	return out
-}
-
-func trimSpace(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
 }
 
 // putTeamMemory serves PUT /api/claude_code/team_memory: an atomic upsert.

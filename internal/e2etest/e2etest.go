@@ -1,0 +1,70 @@
+// Package e2etest holds what the end-to-end tests of cmd/server and
+// cmd/client share: a log buffer safe for concurrent writers, and starting
+// the built teammem-server binary on a random port.
+package e2etest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SyncBuffer is a bytes.Buffer that a process's output and a test may use
+// at once.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// StartServer runs the teammem-server binary bin with the environment plus
+// env (which should set TEAMMEM_ADDR=127.0.0.1:0), waits for its "listening"
+// log line and returns its URL, the process and its stderr. The caller stops
+// the process.
+func StartServer(tb testing.TB, bin string, env ...string) (url string, cmd *exec.Cmd, logs *SyncBuffer) {
+	tb.Helper()
+	cmd = exec.Command(bin)
+	cmd.Env = append(os.Environ(), env...)
+	pr, pw := io.Pipe()
+	logs = &SyncBuffer{}
+	cmd.Stderr = io.MultiWriter(pw, logs)
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var line struct{ Msg, Addr string }
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "teammem-server listening" {
+				addr <- line.Addr
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return "http://" + a, cmd, logs
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		tb.Fatalf("server did not start; logs:\n%s", logs.String())
+		return "", cmd, logs
+	}
+}
