@@ -31,7 +31,8 @@ import (
 
 // DB is the Postgres store.
 type DB struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	heads *teammem.HeadsCache // entry heads of recently written spaces
 }
 
 var _ teammem.Store = (*DB)(nil)
@@ -67,7 +68,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", interpret(err))
 	}
-	db := &DB{pool: pool}
+	db := &DB{pool: pool, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries)}
 	if err := db.migrate(ctx, cfg.ConnConfig); err != nil {
 		pool.Close()
 		return nil, err

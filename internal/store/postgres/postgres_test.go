@@ -30,6 +30,13 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (teammem.Store, teammem.Store) {
+		url := testpg.NewDatabase(t)
+		return MustOpen(t, url), MustOpen(t, url)
+	})
+}
+
 // TestConcurrentOpen starts several replicas on one fresh database at once:
 // all must open, and the schema must be migrated exactly once.
 func TestConcurrentOpen(t *testing.T) {

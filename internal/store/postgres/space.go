@@ -94,9 +94,11 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	}
 	// Read committed: this statement starts after the lock was granted, so
 	// it sees every change the previous holder committed.
-	heads, err := entryHeads(ctx, tx, orgID, spaceID)
-	if err != nil {
-		return space, err
+	heads, cached := db.heads.Get(space)
+	if !cached {
+		if heads, err = entryHeads(ctx, tx, orgID, spaceID); err != nil {
+			return space, err
+		}
 	}
 	current := func(key string) (string, error) {
 		var content string
@@ -106,6 +108,9 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	}
 	changes, err := fn(space, heads, current)
 	if err != nil || len(changes) == 0 {
+		if err == nil && !cached {
+			db.heads.Put(space, heads)
+		}
 		return space, err
 	}
 	at := now()
@@ -117,8 +122,11 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 		return space, err
 	}
 	if err := tx.Commit(ctx); err != nil {
+		// The commit may or may not have happened: forget the space.
+		db.heads.Drop(spaceID)
 		return space, interpret(err)
 	}
+	db.heads.Put(next, newHeads)
 	return next, nil
 }
 
@@ -190,5 +198,8 @@ func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error
 				FROM (SELECT space_id, max(version) AS version FROM purged GROUP BY space_id) p WHERE s.id = p.space_id)
 			SELECT count(*) FROM purged`, cutoff, ids).Scan(&n)
 	})
+	// Purging moves each touched space's purge mark, which misses the heads
+	// cache of every replica; this one also forgets its own copies.
+	db.heads.Reset()
 	return n, interpret(err)
 }

@@ -127,9 +127,11 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	if err != nil {
 		return space, err
 	}
-	heads, err := entryHeads(ctx, stmtQuerier{prep}, orgID, spaceID)
-	if err != nil {
-		return space, err
+	heads, cached := db.heads.Get(space)
+	if !cached {
+		if heads, err = entryHeads(ctx, stmtQuerier{prep}, orgID, spaceID); err != nil {
+			return space, err
+		}
 	}
 	current := func(key string) (string, error) {
 		st, _ := prep(currentContentSQL)
@@ -142,6 +144,9 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	head, _ := prep(updateHeadSQL)
 	changes, err := fn(space, heads, current)
 	if err != nil || len(changes) == 0 {
+		if err == nil && !cached {
+			db.heads.Put(space, heads)
+		}
 		return space, err
 	}
 	at := now()
@@ -169,7 +174,13 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	if _, err := head.ExecContext(ctx, space.Version, space.Checksum, space.EntryCount, space.TotalBytes, micros(at), orgID, spaceID); err != nil {
 		return space, interpret(err)
 	}
-	return space, interpret(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		// The commit may or may not have happened: forget the space.
+		db.heads.Drop(spaceID)
+		return space, interpret(err)
+	}
+	db.heads.Put(space, newHeads)
+	return space, nil
 }
 
 // TombstonesPurge deletes tombstones last changed before cutoff.
@@ -179,6 +190,10 @@ func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error
 		return 0, interpret(err)
 	}
 	defer tx.Rollback()
+	// The writer transaction holds the write lock, so no SpaceApply can store
+	// heads until this commits; whatever is cached now may name tombstones
+	// about to go.
+	defer db.heads.Reset()
 	if _, err := tx.ExecContext(ctx, `UPDATE spaces SET purged_through = max(purged_through, (
 			SELECT max(e.version) FROM entries e WHERE e.space_id = spaces.id AND e.deleted = 1 AND e.updated_at < ?))
 		WHERE id IN (SELECT space_id FROM entries WHERE deleted = 1 AND updated_at < ?)`, micros(cutoff), micros(cutoff)); err != nil {

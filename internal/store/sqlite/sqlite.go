@@ -32,6 +32,8 @@ type DB struct {
 	r *sql.DB // readers
 
 	stmts sync.Map // stmtKey → *sql.Stmt: hot statements are parsed once
+
+	heads *teammem.HeadsCache // entry heads of recently written spaces
 }
 
 type stmtKey struct {
@@ -89,7 +91,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
 	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)))
-	db := &DB{w: w, r: r}
+	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries)}
 	if err := db.migrate(); err != nil {
 		db.Close()
 		return nil, err

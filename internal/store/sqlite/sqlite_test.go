@@ -41,3 +41,19 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatalf("OrgCount after reopen = %d, %v", n, err)
 	}
 }
+
+func TestShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (teammem.Store, teammem.Store) {
+		path := filepath.Join(t.TempDir(), "teammem.db")
+		var dbs [2]teammem.Store
+		for i := range dbs {
+			db, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			dbs[i] = db
+		}
+		return dbs[0], dbs[1]
+	})
+}

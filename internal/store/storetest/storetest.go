@@ -6,6 +6,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 	"testing"
@@ -554,4 +555,75 @@ func testPersonalSpacesSplit(t *testing.T, b *bundle) {
 	if l := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, bob.ID, true)); len(l) != 0 {
 		t.Fatalf("bob sees %+v", l)
 	}
+}
+
+// PairOpener returns two handles on one fresh, empty, migrated database, as
+// two server replicas or processes hold them; it registers its own cleanup.
+type PairOpener func(t *testing.T) (teammem.Store, teammem.Store)
+
+// RunShared runs the tests that need two handles on one database: what one
+// writes, the other's writes must build on, whatever either keeps in memory.
+func RunShared(t *testing.T, open PairOpener) {
+	t.Run("HeadsAcrossHandles", func(t *testing.T) {
+		t.Parallel()
+		a, other := open(t)
+		b := setup(t, func(*testing.T) teammem.Store { return a })
+		testHeadsAcrossHandles(t, b, other)
+	})
+}
+
+// heads applies changes through s and returns the heads fn was given,
+// after checking them against the database's.
+func (b *bundle) headsApply(t *testing.T, s teammem.Store, sp teammem.Space, changes ...teammem.EntryChange) (map[string]teammem.Entry, teammem.Space) {
+	t.Helper()
+	var seen map[string]teammem.Entry
+	got, err := s.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
+		func(_ teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
+			seen = maps.Clone(heads)
+			fresh, err := b.store.EntryHeads(b.ctx, b.org.ID, sp.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !sameHeads(heads, fresh) {
+				t.Errorf("heads given to the write = %v\nthe database holds %v", heads, fresh)
+			}
+			return changes, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen, got
+}
+
+// sameHeads compares heads field by field but for the author's handle,
+// which the write path does not read.
+func sameHeads(x, y map[string]teammem.Entry) bool {
+	return maps.EqualFunc(x, y, func(a, b teammem.Entry) bool {
+		a.Author, b.Author = "", ""
+		return a.Key == b.Key && a.Checksum == b.Checksum && a.Size == b.Size && a.Version == b.Version &&
+			a.Deleted == b.Deleted && a.AuthorID == b.AuthorID && a.ClientID == b.ClientID && a.UpdatedAt.Equal(b.UpdatedAt)
+	})
+}
+
+func testHeadsAcrossHandles(t *testing.T, b *bundle, other teammem.Store) {
+	sp := b.space(t, "o/r")
+	_, sp = b.headsApply(t, b.store, sp, write("a.md", "1"), write("b.md", "2"))
+	_, sp = b.headsApply(t, b.store, sp, write("b.md", "2b")) // same handle again
+	_, sp = b.headsApply(t, other, sp, del("a.md"), write("c.md", "3"))
+	heads, sp := b.headsApply(t, b.store, sp, write("d.md", "4"))
+	if !heads["a.md"].Deleted || heads["c.md"].Checksum != teammem.EntryChecksum("3") {
+		t.Fatalf("a write after another handle's did not see it: %v", heads)
+	}
+	b.checkHead(t, sp)
+	// A purge through the other handle removes a tombstone this handle saw.
+	if n := must[int](t)(other.TombstonesPurge(b.ctx, time.Now().Add(time.Hour))); n != 1 {
+		t.Fatalf("purge removed %d, want 1", n)
+	}
+	sp = must[teammem.Space](t)(b.store.SpaceGet(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: sp.RepoID, Scope: teammem.ScopeTeam}))
+	heads, sp = b.headsApply(t, b.store, sp, write("e.md", "5"))
+	if _, ok := heads["a.md"]; ok {
+		t.Fatalf("a write after a purge saw the purged tombstone: %v", heads)
+	}
+	_, sp = b.headsApply(t, b.store, sp)
+	b.checkHead(t, sp)
 }
