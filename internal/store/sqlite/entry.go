@@ -92,7 +92,7 @@ func (db *DB) EntriesList(ctx context.Context, orgID, spaceID int64, withContent
 // EntryGet returns one live entry with content.
 func (db *DB) EntryGet(ctx context.Context, orgID, spaceID int64, key string) (teammem.Entry, error) {
 	var content string
-	e, err := scanHead(db.r.QueryRowContext(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
+	e, err := scanHead(db.queryRow(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
 		WHERE e.org_id = ? AND e.space_id = ? AND e.key = ? AND e.deleted = 0`, orgID, spaceID, key), &content)
 	e.Content = content
 	return e, err
@@ -100,7 +100,7 @@ func (db *DB) EntryGet(ctx context.Context, orgID, spaceID int64, key string) (t
 
 // ChangesList returns the entries and tombstones changed after since.
 func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]teammem.Entry, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
+	rows, err := db.query(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
 		WHERE e.org_id = ? AND e.space_id = ? AND e.version > ? ORDER BY e.version, e.key`, orgID, spaceID, since)
 	return collectEntries(rows, err, true)
 }
@@ -119,7 +119,7 @@ func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
 
 // EntryHistory returns an entry's versions, newest first.
 func (db *DB) EntryHistory(ctx context.Context, orgID, spaceID int64, key string) ([]teammem.EntryVersion, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+versionColumns+` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
+	rows, err := db.query(ctx, `SELECT `+versionColumns+` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
 		WHERE v.org_id = ? AND v.space_id = ? AND v.key = ? ORDER BY v.version DESC`, orgID, spaceID, key)
 	if err != nil {
 		return nil, interpret(err)
@@ -139,7 +139,7 @@ func (db *DB) EntryHistory(ctx context.Context, orgID, spaceID int64, key string
 // EntryVersionGet returns one recorded version with its content.
 func (db *DB) EntryVersionGet(ctx context.Context, orgID, spaceID int64, key string, version int64) (teammem.EntryVersion, error) {
 	var content sql.NullString
-	v, err := scanVersion(db.r.QueryRowContext(ctx, `SELECT `+versionColumns+`, v.content FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
+	v, err := scanVersion(db.queryRow(ctx, `SELECT `+versionColumns+`, v.content FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
 		WHERE v.org_id = ? AND v.space_id = ? AND v.key = ? AND v.version = ?`, orgID, spaceID, key, version), &content)
 	v.Content = content.String
 	return v, err

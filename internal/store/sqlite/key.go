@@ -42,7 +42,7 @@ func (db *DB) KeyLookup(ctx context.Context, hash []byte) (teammem.Principal, er
 	var p teammem.Principal
 	var settings string
 	var orgCreated, userCreated int64
-	row := db.r.QueryRowContext(ctx, `SELECT `+keyColumns+`, u.role, u.disabled, u.created_at,
+	row := db.queryRow(ctx, `SELECT `+keyColumns+`, u.role, u.disabled, u.created_at,
 			o.slug, o.name, o.settings, o.disabled, o.created_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id JOIN orgs o ON o.id = k.org_id
 		WHERE k.key_hash = ?`, hash)
@@ -58,7 +58,7 @@ func (db *DB) KeyLookup(ctx context.Context, hash []byte) (teammem.Principal, er
 
 // KeyList lists an org's keys, newest first.
 func (db *DB) KeyList(ctx context.Context, orgID int64, f teammem.KeyFilter) ([]teammem.APIKey, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id
+	rows, err := db.query(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.org_id = ? AND (? = 0 OR k.user_id = ?) ORDER BY k.created_at DESC, k.id`, orgID, f.UserID, f.UserID)
 	if err != nil {
 		return nil, interpret(err)

@@ -41,17 +41,17 @@ func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem
 
 // OrgGet returns an org by id.
 func (db *DB) OrgGet(ctx context.Context, orgID int64) (teammem.Org, error) {
-	return scanOrg(db.r.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = ?`, orgID))
+	return scanOrg(db.queryRow(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = ?`, orgID))
 }
 
 // OrgGetBySlug returns an org by slug.
 func (db *DB) OrgGetBySlug(ctx context.Context, slug string) (teammem.Org, error) {
-	return scanOrg(db.r.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM orgs WHERE slug = ?`, slug))
+	return scanOrg(db.queryRow(ctx, `SELECT `+orgColumns+` FROM orgs WHERE slug = ?`, slug))
 }
 
 // OrgList lists every org, oldest first.
 func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+orgColumns+` FROM orgs ORDER BY id`)
+	rows, err := db.query(ctx, `SELECT `+orgColumns+` FROM orgs ORDER BY id`)
 	if err != nil {
 		return nil, interpret(err)
 	}
@@ -86,6 +86,6 @@ func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdatePar
 // OrgCount counts orgs.
 func (db *DB) OrgCount(ctx context.Context) (int, error) {
 	var n int
-	err := db.r.QueryRowContext(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
+	err := db.queryRow(ctx, `SELECT count(*) FROM orgs`).Scan(&n)
 	return n, interpret(err)
 }

@@ -18,7 +18,7 @@ func scanRepo(row rowScanner) (teammem.Repo, error) {
 
 // RepoGet returns a repo by slug.
 func (db *DB) RepoGet(ctx context.Context, orgID int64, slug string) (teammem.Repo, error) {
-	return scanRepo(db.r.QueryRowContext(ctx, `SELECT id, org_id, slug, created_at FROM repos WHERE org_id = ? AND slug = ?`, orgID, slug))
+	return scanRepo(db.queryRow(ctx, `SELECT id, org_id, slug, created_at FROM repos WHERE org_id = ? AND slug = ?`, orgID, slug))
 }
 
 // RepoEnsure returns a repo by slug, creating it when missing.
@@ -32,7 +32,7 @@ func (db *DB) RepoEnsure(ctx context.Context, orgID int64, slug string) (teammem
 
 // RepoList lists an org's repos with their team space heads.
 func (db *DB) RepoList(ctx context.Context, orgID int64) ([]teammem.RepoSummary, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT r.id, r.org_id, r.slug, r.created_at,
+	rows, err := db.query(ctx, `SELECT r.id, r.org_id, r.slug, r.created_at,
 			coalesce(s.id, 0), coalesce(s.version, 0), coalesce(s.checksum, ''), coalesce(s.entry_count, 0),
 			coalesce(s.total_bytes, 0), coalesce(s.updated_at, r.created_at)
 		FROM repos r LEFT JOIN spaces s ON s.org_id = r.org_id AND s.repo_id = r.id AND s.scope = 'team'

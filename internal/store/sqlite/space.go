@@ -28,13 +28,13 @@ func userArg(ref teammem.SpaceRef) sql.NullInt64 {
 
 // SpaceGet returns a space head.
 func (db *DB) SpaceGet(ctx context.Context, orgID int64, ref teammem.SpaceRef) (teammem.Space, error) {
-	return scanSpace(db.r.QueryRowContext(ctx, `SELECT `+spaceColumns+` FROM spaces
+	return scanSpace(db.queryRow(ctx, `SELECT `+spaceColumns+` FROM spaces
 		WHERE org_id = ? AND repo_id = ? AND scope = ? AND coalesce(user_id, 0) = ?`, orgID, ref.RepoID, ref.Scope, ref.UserID))
 }
 
 // SpaceList lists every space of every org.
 func (db *DB) SpaceList(ctx context.Context) ([]teammem.Space, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+spaceColumns+` FROM spaces ORDER BY id`)
+	rows, err := db.query(ctx, `SELECT `+spaceColumns+` FROM spaces ORDER BY id`)
 	if err != nil {
 		return nil, interpret(err)
 	}

@@ -126,7 +126,7 @@ func (db *DB) migrate() error {
 func (db *DB) Ping(ctx context.Context) error {
 	var dirty bool
 	var version int64
-	err := db.r.QueryRowContext(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &dirty)
+	err := db.queryRow(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &dirty)
 	if err != nil {
 		return interpret(err)
 	}
@@ -205,3 +205,26 @@ func (db *DB) PoolStats() teammem.PoolStats {
 	return teammem.PoolStats{InUse: w.InUse + r.InUse, Idle: w.Idle + r.Idle, Max: w.MaxOpenConnections + r.MaxOpenConnections,
 		WaitCount: w.WaitCount + r.WaitCount, WaitDuration: w.WaitDuration + r.WaitDuration}
 }
+
+// queryRow runs a read through a statement prepared on the read pool.
+func (db *DB) queryRow(ctx context.Context, query string, args ...any) rowScanner {
+	st, err := db.stmt(ctx, db.r, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// query runs a read through a statement prepared on the read pool.
+func (db *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := db.stmt(ctx, db.r, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// errRow is a row that failed before its query ran.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }

@@ -26,17 +26,17 @@ func (db *DB) UserCreate(ctx context.Context, orgID int64, p teammem.UserCreateP
 
 // UserGet returns a user by id.
 func (db *DB) UserGet(ctx context.Context, orgID, userID int64) (teammem.User, error) {
-	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? AND id = ?`, orgID, userID))
+	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? AND id = ?`, orgID, userID))
 }
 
 // UserGetByHandle returns a user by handle.
 func (db *DB) UserGetByHandle(ctx context.Context, orgID int64, handle string) (teammem.User, error) {
-	return scanUser(db.r.QueryRowContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? AND handle = ?`, orgID, handle))
+	return scanUser(db.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? AND handle = ?`, orgID, handle))
 }
 
 // UserList lists an org's users, oldest first.
 func (db *DB) UserList(ctx context.Context, orgID int64) ([]teammem.User, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? ORDER BY id`, orgID)
+	rows, err := db.query(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? ORDER BY id`, orgID)
 	if err != nil {
 		return nil, interpret(err)
 	}
