@@ -57,10 +57,15 @@ type cache struct {
 	heads     map[headKey]cachedHead
 	bodies    map[bodyKey][]byte
 	bodyBytes int
+	// spaceBodies lists the cached bodies of each space, all of one
+	// version: a pull serves only the current version, so bodies of a
+	// superseded one are dropped when the next is cached.
+	spaceBodies map[int64][]bodyKey
 }
 
 func newCache() *cache {
-	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: map[headKey]cachedHead{}, bodies: map[bodyKey][]byte{}}
+	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: map[headKey]cachedHead{}, bodies: map[bodyKey][]byte{},
+		spaceBodies: map[int64][]bodyKey{}}
 }
 
 func (c *cache) body(k bodyKey) ([]byte, bool) {
@@ -76,13 +81,25 @@ func (c *cache) putBody(k bodyKey, b []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if keys := c.spaceBodies[k.space]; len(keys) > 0 && keys[0].version != k.version {
+		if keys[0].version > k.version {
+			return // a pull of a version already superseded
+		}
+		for _, old := range keys {
+			c.bodyBytes -= len(c.bodies[old])
+			delete(c.bodies, old)
+		}
+		delete(c.spaceBodies, k.space)
+	}
 	if c.bodyBytes+len(b) > maxBodyCacheBytes {
 		clear(c.bodies) // crude but bounded; hot bodies come back at once
+		clear(c.spaceBodies)
 		c.bodyBytes = 0
 	}
 	if _, ok := c.bodies[k]; !ok {
 		c.bodies[k] = b
 		c.bodyBytes += len(b)
+		c.spaceBodies[k.space] = append(c.spaceBodies[k.space], k)
 	}
 }
 
@@ -109,20 +126,29 @@ func (c *cache) head(k headKey, now time.Time) (cachedHead, bool) {
 	return e, ok && now.Sub(e.at) < headTTL
 }
 
+// putHead caches a space's head, read from the database or just committed
+// by this replica. It never replaces a newer live head of the same space: a
+// read that started before a write committed must not undo it.
 func (c *cache) putHead(k headKey, repo teammem.Repo, sp teammem.Space, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e, ok := c.heads[k]; ok && e.space.ID == sp.ID && e.space.Version > sp.Version && now.Sub(e.at) < headTTL {
+		return
+	}
 	if len(c.heads) > 100_000 {
 		clear(c.heads)
 	}
 	c.heads[k] = cachedHead{repo: repo, space: sp, at: now}
 }
 
-// dropHead forgets one space's head.
-func (c *cache) dropHead(k headKey) {
+// spaceMoved forgets a space's head unless the cache already holds the
+// announced version or a later one, as after this replica's own write.
+func (c *cache) spaceMoved(k headKey, version int64) {
 	c.mu.Lock()
-	delete(c.heads, k)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if e, ok := c.heads[k]; ok && e.space.Version < version {
+		delete(c.heads, k)
+	}
 }
 
 // dropOrg forgets every cached principal of an org.
@@ -142,6 +168,7 @@ func (c *cache) reset() {
 	clear(c.auth)
 	clear(c.heads)
 	clear(c.bodies)
+	clear(c.spaceBodies)
 	c.bodyBytes = 0
 	c.mu.Unlock()
 }
@@ -150,7 +177,7 @@ func (c *cache) reset() {
 func (c *cache) apply(e events.Event) {
 	switch e.Kind {
 	case events.KindSpace:
-		c.dropHead(headKey{org: e.OrgID, repo: e.Repo, scope: teammem.Scope(e.Scope), user: e.UserID})
+		c.spaceMoved(headKey{org: e.OrgID, repo: e.Repo, scope: teammem.Scope(e.Scope), user: e.UserID}, e.Version)
 	case events.KindAuth:
 		c.dropOrg(e.OrgID)
 	default:

@@ -162,7 +162,9 @@ func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, a
 	}()
 	s.recordWrite(ctx, sr.p, api, sr.slug, res, err)
 	if err == nil && !res.Noop() {
-		s.cache.dropHead(headKey{org: sr.p.Org.ID, repo: sr.slug, scope: res.Space.Scope, user: res.Space.UserID})
+		// The committed head is the newest there is: cache it, so the next
+		// pull or push of this space on this replica reads nothing.
+		s.cache.putHead(headKey{org: sr.p.Org.ID, repo: sr.slug, scope: res.Space.Scope, user: res.Space.UserID}, sr.repo, res.Space, time.Now())
 		s.publish(ctx, sr.slug, res.Space)
 	}
 	return res, err

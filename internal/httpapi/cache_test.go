@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"testing"
+	"time"
+
+	"github.com/teammem/teammem/internal/events"
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+func TestHeadCacheKeepsTheNewestHead(t *testing.T) {
+	c := newCache()
+	k := headKey{org: 1, repo: "o/r", scope: teammem.ScopeTeam}
+	now := time.Now()
+	at := func(v int64) teammem.Space { return teammem.Space{ID: 7, Version: v} }
+	version := func() int64 {
+		t.Helper()
+		h, ok := c.head(k, now)
+		if !ok {
+			return -1
+		}
+		return h.space.Version
+	}
+	c.putHead(k, teammem.Repo{}, at(5), now) // this replica's write
+	c.putHead(k, teammem.Repo{}, at(4), now) // a read that began before it
+	if v := version(); v != 5 {
+		t.Fatalf("after a stale read the cache holds version %d, want 5", v)
+	}
+	c.apply(events.Event{Kind: events.KindSpace, OrgID: 1, Repo: "o/r", Scope: "team", Version: 5}) // its own echo
+	if v := version(); v != 5 {
+		t.Fatalf("the replica's own announcement dropped its head: %d", v)
+	}
+	c.apply(events.Event{Kind: events.KindSpace, OrgID: 1, Repo: "o/r", Scope: "team", Version: 6}) // another replica
+	if v := version(); v != -1 {
+		t.Fatalf("a newer version elsewhere left version %d cached", v)
+	}
+	// An expired head gives way even to an older one: the database is the truth.
+	c.putHead(k, teammem.Repo{}, at(9), now.Add(-2*headTTL))
+	c.putHead(k, teammem.Repo{}, at(8), now)
+	if v := version(); v != 8 {
+		t.Fatalf("an expired head was kept over a fresh read: %d", v)
+	}
+}
+
+func TestBodyCacheDropsSupersededVersions(t *testing.T) {
+	c := newCache()
+	body := func(v int64, hashes bool) bodyKey { return bodyKey{space: 7, version: v, hashes: hashes, repo: "o/r"} }
+	c.putBody(body(1, false), make([]byte, 100))
+	c.putBody(body(1, true), make([]byte, 10))
+	c.putBody(bodyKey{space: 8, version: 1}, make([]byte, 5))
+	c.putBody(body(2, false), make([]byte, 200))
+	for _, k := range []bodyKey{body(1, false), body(1, true)} {
+		if _, ok := c.body(k); ok {
+			t.Errorf("body %+v of a superseded version is still cached", k)
+		}
+	}
+	c.putBody(body(1, true), make([]byte, 10)) // a late pull of version 1
+	if _, ok := c.body(body(1, true)); ok {
+		t.Error("a body older than the cached version was cached")
+	}
+	if _, ok := c.body(body(2, false)); !ok {
+		t.Error("the current body is missing")
+	}
+	if _, ok := c.body(bodyKey{space: 8, version: 1}); !ok {
+		t.Error("another space's body was dropped")
+	}
+	if c.bodyBytes != 205 {
+		t.Errorf("bodyBytes = %d, want 205", c.bodyBytes)
+	}
+}
