@@ -65,6 +65,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.served.Add(1)
 		id := r.Header.Get("X-Request-Id")
 		if !requestIDRE.MatchString(id) {
 			var b [8]byte
@@ -79,9 +80,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if !strings.HasSuffix(r.URL.Path, "/events") {
 			// A stalled database must fail a request (503), not hang it.
 			// Event streams are long-lived by design and bound themselves.
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
-			defer cancel()
+			var stop func()
+			ctx, stop = withLazyDeadline(ctx, s.cfg.RequestTimeout)
+			defer stop()
 		}
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}

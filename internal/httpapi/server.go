@@ -7,7 +7,9 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -53,6 +55,7 @@ type Server struct {
 	events  events.Broker
 	router  chi.Router
 	cache   *cache
+	served  atomic.Int64 // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -181,6 +184,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 // expired tombstones. It flushes once more on exit.
 func (s *Server) Run(ctx context.Context) {
 	go s.watchInvalidations(ctx)
+	go s.trimWhenIdle(ctx, 500*time.Millisecond)
 	flush := time.NewTicker(30 * time.Second)
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
@@ -195,6 +199,30 @@ func (s *Server) Run(ctx context.Context) {
 			s.flushKeyUse(ctx)
 		case <-purge.C:
 			s.purgeTombstones(ctx)
+		}
+	}
+}
+
+// trimWhenIdle hands freed heap back to the operating system once the
+// server falls idle after serving requests, so an idle replica's resident
+// memory is what it holds live rather than the peak of its last burst (the
+// Go runtime returns it too, but over minutes). It costs one garbage
+// collection per quiet spell, never one while requests arrive.
+func (s *Server) trimWhenIdle(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var last, trimmed int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := s.served.Load(); n == last && n != trimmed {
+			debug.FreeOSMemory()
+			trimmed = n
+		} else {
+			last = n
 		}
 	}
 }

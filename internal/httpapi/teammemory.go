@@ -71,9 +71,10 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := authorize(p, actTeamRead, false); err != nil {
 		return err
 	}
-	slug := r.URL.Query().Get("repo")
-	hashes := r.URL.Query().Get("view") == "hashes"
-	if v := r.URL.Query().Get("view"); v != "" && !hashes {
+	q := r.URL.Query()
+	slug := q.Get("repo")
+	hashes := q.Get("view") == "hashes"
+	if v := q.Get("view"); v != "" && !hashes {
 		return teammem.Errorf(teammem.EInvalid, "view must be \"hashes\" or absent")
 	}
 	var sp teammem.Space
