@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/teammem/teammem/internal/store"
 	"github.com/teammem/teammem/internal/teammem"
@@ -137,7 +138,8 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.want("http") || o.want("scale") || o.repos != 500 || o.rounds != 1 || len(o.serverEnv) != 1 {
+	if !o.want("http") || o.want("scale") || o.repos != 500 || o.rounds != 1 || len(o.serverEnv) != 1 ||
+		o.syncDebounce != 20*time.Millisecond || o.debounce != 0 {
 		t.Fatalf("options %+v", o)
 	}
 	for _, bad := range [][]string{{"--only", "nope"}, {"--drivers", "mysql"}, {"--generate"}, {"extra"}, {"--server-env", "X"}} {

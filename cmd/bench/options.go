@@ -32,7 +32,8 @@ type options struct {
 	rounds           int
 	samples          int           // watch propagation samples
 	syncSamples      int           // one-of-200 sync samples
-	debounce         time.Duration // passed to teammem watch; 0 = its default
+	debounce         time.Duration // teammem watch --debounce of the propagation p50; 0 = its default
+	syncDebounce     time.Duration // teammem watch --debounce of the one-of-200 change; 0 = its default
 	scanMB           float64
 
 	// Scale generator.
@@ -99,8 +100,9 @@ func (o *options) flags(stderr io.Writer) (fs *flag.FlagSet, only, drivers *stri
 	fs.DurationVar(&o.dur, "duration", 0, "length of each ours/baseline pair of a round, split in halves run baseline, ours, ours, baseline (quick 800ms, full 5s)")
 	fs.IntVar(&o.rounds, "rounds", 0, "rounds of each ours/baseline pair, median kept (quick 1, full 3)")
 	fs.IntVar(&o.samples, "samples", 0, "watch propagation samples (quick 5, full 20)")
-	fs.IntVar(&o.syncSamples, "sync-samples", 0, "one-of-200 sync samples (quick 3, full 10)")
-	fs.DurationVar(&o.debounce, "debounce", 0, "teammem watch --debounce (default: the client's own, 2s)")
+	fs.IntVar(&o.syncSamples, "sync-samples", 0, "one-of-200 change samples, each of teammem watch, the teammem sync CLI and git (quick 3, full 10)")
+	fs.DurationVar(&o.debounce, "debounce", 0, "teammem watch --debounce of the watch propagation p50 (default: the client's own, 2s)")
+	fs.DurationVar(&o.syncDebounce, "sync-debounce", 20*time.Millisecond, "teammem watch --debounce of the one-of-200 change timed against git; 0 = the client's own, 2s")
 	fs.Float64Var(&o.scanMB, "scan-mb", 0, "size of the secret scan corpus in MB (quick 0.5, full 5)")
 	fs.StringVar(&o.databaseURL, "database-url", "", "--generate: the database to fill (sqlite://path or postgres://...)")
 	fs.IntVar(&o.orgs, "orgs", 0, "scale: orgs (quick 10, full 100)")

@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
 // The one-of-200 comparison: 200 memory files are in sync on two
-// machines; one changes on A. Ours: `teammem sync` on A, then on B. Git:
-// commit + push on A, pull on B, through a local bare repository. Both are
-// timed from the first command to the file being on B's disk.
+// machines; one changes on A, and the clock runs until the new content is
+// on B's disk. Ours, as the product syncs: `teammem watch --debounce
+// --sync-debounce` on both machines (fsnotify on A, debounce, push; a
+// server-sent event on B, pull), the debounce included in the time. Ours
+// through the CLI, for information: `teammem sync` on A, then on B (two
+// process starts). Git: commit + push on A, pull on B, through a local
+// bare repository, timed from the first command.
 
 const syncFiles = 200
 
@@ -28,9 +33,25 @@ func writeTree(dir string) error {
 	return nil
 }
 
-// runSyncVsGit runs both sides and reports the ratio of their medians.
+// syncEdit is sample i's change: which file, and its new content. seed
+// keeps the CLI and watch samples' contents apart.
+func syncEdit(i int, seed uint64) (key, content string) {
+	return syncFileName(i * 7 % syncFiles), fmt.Sprintf("edit %d.%d\n", seed, i) + prose(seed+uint64(i), 1500)
+}
+
+// runSyncVsGit measures the one-of-200 change with teammem watch and with
+// the teammem sync CLI on the same two machines, then with git, and
+// reports each against git.
 func (b *bench) runSyncVsGit(ctx context.Context, srv server) error {
-	ours, pushSide, pullSide, err := b.timeTeammemSync(ctx, srv)
+	a, bm, err := b.setUpSync(ctx, srv)
+	if err != nil {
+		return err
+	}
+	cli, pushSide, pullSide, err := b.timeTeammemSync(ctx, a, bm)
+	if err != nil {
+		return err
+	}
+	watch, err := b.timeTeammemWatch(ctx, a, bm)
 	if err != nil {
 		return err
 	}
@@ -38,17 +59,29 @@ func (b *bench) runSyncVsGit(ctx context.Context, srv server) error {
 	if err != nil {
 		return err
 	}
-	b.rep.set("sync_one_of_200_ms", ours)
+	b.rep.set("sync_one_of_200_ms", cli)
 	b.rep.set("sync_one_of_200_push_side_ms", pushSide)
 	b.rep.set("sync_one_of_200_pull_side_ms", pullSide)
 	b.rep.set("git_one_of_200_ms", git)
-	b.rep.compare("1 of 200 files: teammem sync A+B vs git commit+push+pull (ms)", "propagation_vs_git_ratio", ours, git, "ms", atMost(0.5))
+	b.rep.set("watch_one_of_200_ms", watch)
+	b.rep.set("sync_debounce_ms", float64(b.opt.syncDebounce)/float64(time.Millisecond))
+	b.rep.compare(fmt.Sprintf("1 of 200 files: teammem watch A→B (debounce %s, included) vs git commit+push+pull (ms)", debounceText(b.opt.syncDebounce)),
+		"propagation_vs_git_ratio", watch, git, "ms", atMost(0.5))
+	b.rep.compare("1 of 200 files: teammem sync CLI on A, then on B vs git commit+push+pull (ms)", "sync_cli_vs_git_ratio", cli, git, "ms", none)
 	return nil
 }
 
-// timeTeammemSync returns the median time of sync on A then sync on B, and
-// the medians of each side.
-func (b *bench) timeTeammemSync(ctx context.Context, srv server) (total, pushSide, pullSide float64, err error) {
+// debounceText names the debounce a watch runs with.
+func debounceText(d time.Duration) string {
+	if d <= 0 {
+		return "2s default"
+	}
+	return d.String()
+}
+
+// setUpSync prepares two machines whose team memory holds the same 200
+// files, in sync through the server.
+func (b *bench) setUpSync(ctx context.Context, srv server) (a, bm *machine, err error) {
 	dir := filepath.Join(b.tmp, "sync")
 	var ms [2]*machine
 	err = parallel(len(ms), func(i int) (err error) {
@@ -56,21 +89,25 @@ func (b *bench) timeTeammemSync(ctx context.Context, srv server) (total, pushSid
 		return err
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, nil, err
 	}
-	a, bm := ms[0], ms[1]
-	if err := writeTree(filepath.Join(a.memDir, "team")); err != nil {
-		return 0, 0, 0, err
+	if err := writeTree(filepath.Join(ms[0].memDir, "team")); err != nil {
+		return nil, nil, err
 	}
 	for _, m := range ms {
 		if _, err := m.run(ctx, "sync"); err != nil {
-			return 0, 0, 0, err
+			return nil, nil, err
 		}
 	}
+	return ms[0], ms[1], nil
+}
+
+// timeTeammemSync returns the median time of sync on A then sync on B, and
+// the medians of each side.
+func (b *bench) timeTeammemSync(ctx context.Context, a, bm *machine) (total, pushSide, pullSide float64, err error) {
 	var tot, push, pull []float64
 	for i := range b.opt.syncSamples {
-		key := syncFileName(i * 7 % syncFiles)
-		content := fmt.Sprintf("edit %d\n", i) + prose(uint64(9000+i), 1500)
+		key, content := syncEdit(i, 9000)
 		if err := writeFile(filepath.Join(a.memDir, "team", key), content); err != nil {
 			return 0, 0, 0, err
 		}
@@ -90,6 +127,55 @@ func (b *bench) timeTeammemSync(ctx context.Context, srv server) (total, pushSid
 		push, pull = append(push, msSince(t0, t1)), append(pull, msSince(t1, t2))
 	}
 	return median(tot), median(push), median(pull), nil
+}
+
+// timeTeammemWatch runs teammem watch --debounce opt.syncDebounce on both
+// machines and returns the median time from writing one file on A until B
+// holds the new content, polled every millisecond. A first, unrecorded
+// change warms the watchers up (A builds its secret scanner on the first
+// file it scans); its time is kept as watch_one_of_200_cold_ms.
+func (b *bench) timeTeammemWatch(ctx context.Context, a, bm *machine) (float64, error) {
+	var ws [2]*watcher
+	defer func() {
+		for _, w := range ws {
+			if w != nil {
+				w.stop()
+			}
+		}
+	}()
+	ms := [2]*machine{a, bm}
+	if err := parallel(len(ms), func(i int) (err error) {
+		ws[i], err = ms[i].watch(b.opt.syncDebounce)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	var took []float64
+	for i := -1; i < b.opt.syncSamples; i++ {
+		key, content := syncEdit(i+1, 12000)
+		t0 := time.Now()
+		if err := writeFile(filepath.Join(a.memDir, "team", key), content); err != nil {
+			return 0, err
+		}
+		if _, err := waitContent(ctx, filepath.Join(bm.memDir, "team", key), content, 30*time.Second, time.Millisecond); err != nil {
+			return 0, fmt.Errorf("%w\nwatch A:\n%s\nwatch B:\n%s", err, ws[0].logs, ws[1].logs)
+		}
+		d := msSince(t0, time.Now())
+		if i < 0 {
+			b.rep.set("watch_one_of_200_cold_ms", d)
+		} else {
+			took = append(took, d)
+		}
+		// Let both watchers settle (B's pull is itself a file event that
+		// ends in a no-op push after the debounce) before the next change.
+		time.Sleep(100*time.Millisecond + 2*b.opt.syncDebounce)
+	}
+	if len(took) == 0 {
+		return 0, fmt.Errorf("no watch samples (--sync-samples %d)", b.opt.syncSamples)
+	}
+	b.rep.set("watch_one_of_200_samples_ms", took)
+	b.rep.set("watch_one_of_200_max_ms", slices.Max(took))
+	return median(took), nil
 }
 
 // msSince returns b - a in milliseconds.
