@@ -106,7 +106,7 @@ func BenchmarkScanFiles(b *testing.B) {
 // which New pays on its first call.
 func BenchmarkBuild(b *testing.B) {
 	for b.Loop() {
-		if _, err := build(); err != nil {
+		if _, err := build(true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -67,13 +67,14 @@ var shared struct {
 // the embedded rules unless the gitleaks module is broken.
 func New() (*Scanner, error) {
 	shared.once.Do(func() {
-		shared.s, shared.err = build()
+		shared.s, shared.err = build(true)
 	})
 	return shared.s, shared.err
 }
 
-// build compiles gitleaks' embedded default config into a new Scanner.
-func build() (s *Scanner, err error) {
+// build compiles gitleaks' embedded default config into a new Scanner,
+// without the stop word tries when lean is set.
+func build(lean bool) (s *Scanner, err error) {
 	// gitleaks logs matched secrets at trace level; a no-op logger makes sure
 	// nothing it writes can leak content, whatever level is configured.
 	logging.Logger = zerolog.Nop()
@@ -100,12 +101,43 @@ func build() (s *Scanner, err error) {
 		return nil, fmt.Errorf("compile gitleaks rules: %w", err)
 	}
 
+	if lean {
+		dropStopwordTries(&cfg)
+	}
 	det := detect.NewDetector(cfg)
 	det.MaxDecodeDepth = maxDecodeDepth
 	// A "gitleaks:allow" comment must not let a secret through to a shared
 	// store; callers opt out explicitly with an Allowlist instead.
 	det.IgnoreGitleaksAllow = true
 	return &Scanner{det: det}, nil
+}
+
+// dropStopwordTries rebuilds every allowlist that has stop words without
+// its Aho-Corasick trie of them. The generic-api-key rule's ~1,500 stop
+// words made an 8.5 MB trie, the largest thing a server holds; without it
+// gitleaks checks each stop word with strings.Contains, which gives the same
+// answer and runs only for candidate secrets of those rules, never per byte
+// scanned. An allowlist of stop words alone keeps its trie: it cannot be
+// validated without them.
+func dropStopwordTries(cfg *config.Config) {
+	rebuild := func(lists []*config.Allowlist) {
+		for i, a := range lists {
+			if len(a.StopWords) == 0 || len(a.Commits)+len(a.Paths)+len(a.Regexes) == 0 {
+				continue
+			}
+			b := &config.Allowlist{Description: a.Description, MatchCondition: a.MatchCondition, Commits: a.Commits,
+				Paths: a.Paths, RegexTarget: a.RegexTarget, Regexes: a.Regexes}
+			if err := b.Validate(); err != nil {
+				continue // keep the original, which validated
+			}
+			b.StopWords = a.StopWords // already lower-cased and deduplicated
+			lists[i] = b
+		}
+	}
+	for _, r := range cfg.Rules {
+		rebuild(r.Allowlists) // shares the map value's backing array
+	}
+	rebuild(cfg.Allowlists)
 }
 
 // Scan returns the distinct (rule id, line) findings in content, sorted by
