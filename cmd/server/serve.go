@@ -51,6 +51,15 @@ func newLogger(c Config, w io.Writer) *slog.Logger {
 // the listeners.
 func (m *Main) Open(ctx context.Context) error {
 	start := time.Now()
+	// Compiling the secret rules and opening (migrating) the database are
+	// independent and each takes a few hundred milliseconds: overlap them.
+	var sc *secretscan.Scanner
+	var scErr error
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc, scErr = secretscan.New()
+	}()
 	st, err := store.Open(ctx, m.Config.DatabaseURL)
 	if err != nil {
 		return err
@@ -59,9 +68,9 @@ func (m *Main) Open(ctx context.Context) error {
 	if err := bootstrap(ctx, st, m.Config.BootstrapKey, m.Stderr); err != nil {
 		return err
 	}
-	sc, err := secretscan.New()
-	if err != nil {
-		return fmt.Errorf("secret scanner: %w", err)
+	<-scanned
+	if scErr != nil {
+		return fmt.Errorf("secret scanner: %w", scErr)
 	}
 	metrics := telemetry.New()
 	if ps, ok := st.(teammem.PoolStatser); ok {

@@ -54,6 +54,10 @@ type ScanOptions struct {
 	Exclude []string
 	// MaxBytes is the largest file read; 0 means DefaultMaxBytes.
 	MaxBytes int64
+	// Cache, when set, lets this Scan reuse what an earlier Scan of the same
+	// root with the same options read, for files that did not change. The
+	// returned Content may then be shared with other Scans: never modify it.
+	Cache *ScanCache
 }
 
 // Scan walks root recursively and returns its regular files with their
@@ -75,8 +79,15 @@ func Scan(root string, opt ScanOptions) ([]File, []Skipped, error) {
 		return nil, nil, nil
 	}
 	s := &scanner{root: root, opt: opt}
+	if opt.Cache != nil {
+		s.cacheKey = fmt.Sprintf("%s\x00%d\x00%s", root, opt.MaxBytes, strings.Join(opt.Exclude, "\x00"))
+		s.seen = map[string]cachedFile{}
+	}
 	if err := s.walk(""); err != nil {
 		return nil, nil, err
+	}
+	if opt.Cache != nil {
+		opt.Cache.replace(s.cacheKey, s.seen)
 	}
 	slices.SortFunc(s.files, func(a, b File) int { return strings.Compare(a.Key, b.Key) })
 	slices.SortFunc(s.skipped, func(a, b Skipped) int { return strings.Compare(a.Key, b.Key) })
@@ -88,6 +99,9 @@ type scanner struct {
 	opt     ScanOptions
 	files   []File
 	skipped []Skipped
+
+	cacheKey string                // of opt.Cache's entries for this root and options
+	seen     map[string]cachedFile // what this Scan read or reused, for opt.Cache
 }
 
 // walk scans the directory at the '/'-separated relative path rel.
@@ -135,7 +149,19 @@ func (s *scanner) skip(key, reason string) {
 // regular file at that path: one swapped for a symlink since the directory
 // was listed is skipped as a symlink, not read through.
 func (s *scanner) read(key string) {
+	readAt := clock()
 	p := filepath.Join(s.root, filepath.FromSlash(key))
+	if s.seen != nil {
+		// One lstat decides a cached file: it is this regular file, not a
+		// symlink, and unchanged, so there is nothing to open.
+		if lfi, err := os.Lstat(p); err == nil && lfi.Mode().IsRegular() && lfi.Size() <= s.opt.MaxBytes {
+			if cached, ok := s.opt.Cache.lookup(s.cacheKey, key, lfi); ok {
+				s.files = append(s.files, cached.file)
+				s.seen[key] = cached
+				return
+			}
+		}
+	}
 	f, err := os.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return // removed while we walked
@@ -170,10 +196,14 @@ func (s *scanner) read(key string) {
 	case int64(len(b)) > s.opt.MaxBytes: // grew while being read
 		s.skip(key, s.tooLarge())
 	default:
-		s.files = append(s.files, File{
+		file := File{
 			Key: key, Size: int64(len(b)), ModTime: fi.ModTime(),
 			Content: b, Checksum: teammem.EntryChecksum(string(b)),
-		})
+		}
+		s.files = append(s.files, file)
+		if s.seen != nil {
+			s.seen[key] = cachedFile{info: fi, ctime: changeTime(fi), readAt: readAt, file: file}
+		}
 	}
 }
 

@@ -37,6 +37,8 @@ type Engine struct {
 	Scanner    *secretscan.Scanner
 	NewScanner func() (*secretscan.Scanner, error)
 	scanOnce   sync.Once
+	// scans lets a long-running engine (watch) re-read only changed files.
+	scans memdir.ScanCache
 	// Progress, when set, hears about long transfers (done of total files).
 	Progress func(scope teammem.Scope, phase string, done, total int)
 }
@@ -141,7 +143,7 @@ func (e *Engine) run(ctx context.Context, scope teammem.Scope, ss *ScopeState, r
 // whose content matches their synced base.
 func (e *Engine) verify(scope teammem.Scope, ss *ScopeState) (bool, error) {
 	root, exclude := e.root(scope)
-	files, _, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes})
+	files, _, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans})
 	if err != nil {
 		return false, err
 	}
@@ -159,7 +161,7 @@ func (e *Engine) verify(scope teammem.Scope, ss *ScopeState) (bool, error) {
 // secrets), which stay on this machine.
 func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted []string, held []Skip, err error) {
 	root, exclude := e.root(scope)
-	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes})
+	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans})
 	if err != nil {
 		return nil, nil, nil, err
 	}

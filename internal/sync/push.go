@@ -83,7 +83,7 @@ func batches(p pushPlan) [][]BatchUpsert {
 // the server moved on.
 func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report) error {
 	root, exclude := e.root(scope)
-	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes})
+	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans})
 	if err != nil {
 		return err
 	}
