@@ -29,15 +29,27 @@ func SpaceChecksum(entryChecksums map[string]string) string {
 	for k := range entryChecksums {
 		keys = append(keys, k)
 	}
+	return sortedSpaceChecksum(keys, func(k string) string { return entryChecksums[k] })
+}
+
+// sortedSpaceChecksum sorts keys in place and hashes them with their entry
+// checksums in one buffer: the checksum of every write, so no allocation
+// per key.
+func sortedSpaceChecksum(keys []string, checksum func(key string) string) string {
 	sort.Strings(keys)
-	h := sha256.New()
+	n := 0
 	for _, k := range keys {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(entryChecksums[k]))
-		h.Write([]byte{'\n'})
+		n += len(k) + len(checksum(k)) + 2
 	}
-	return ChecksumPrefix + hex.EncodeToString(h.Sum(nil))
+	buf := make([]byte, 0, n)
+	for _, k := range keys {
+		buf = append(buf, k...)
+		buf = append(buf, 0)
+		buf = append(buf, checksum(k)...)
+		buf = append(buf, '\n')
+	}
+	sum := sha256.Sum256(buf)
+	return ChecksumPrefix + hex.EncodeToString(sum[:])
 }
 
 // NormalizeETag strips the quotes (and a weak W/ marker) a client may put

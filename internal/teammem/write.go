@@ -304,12 +304,12 @@ func ApplyChanges(heads map[string]Entry, changes []EntryChange, version int64, 
 // Summarize returns the checksum, live entry count and live byte total of a
 // space with the given heads.
 func Summarize(heads map[string]Entry) (checksum string, count int, bytes int64) {
-	sums := make(map[string]string, len(heads))
+	live := make([]string, 0, len(heads))
 	for k, h := range heads {
 		if !h.Deleted {
-			sums[k] = h.Checksum
+			live = append(live, k)
 			bytes += int64(h.Size)
 		}
 	}
-	return SpaceChecksum(sums), len(sums), bytes
+	return sortedSpaceChecksum(live, func(k string) string { return heads[k].Checksum }), len(live), bytes
 }
