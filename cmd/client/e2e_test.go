@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +104,53 @@ func TestTwoMachines(t *testing.T) {
 	}
 }
 
+// watch starts teammem watch with args on m until the test ends, and waits
+// for its live event stream.
+func (m *machine) watch(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(clientBin, append([]string{"watch"}, args...)...)
+	cmd.Dir, cmd.Env = m.repo, m.env
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		t.Logf("watch log:\n%s", logs.String())
+	})
+	for !strings.Contains(logs.String(), "live updates connected") {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWatchMaxWait rewrites a file on A faster than the debounce for longer
+// than --max-wait: B must get a version while the writes go on.
+func TestWatchMaxWait(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	a := newMachine(t, srv, "git@github.com:acme/busy.git")
+	b := newMachine(t, srv, "git@github.com:acme/busy.git")
+	a.watch(t, "--debounce", "300ms", "--max-wait", "1s")
+	b.watch(t)
+	A, B := a.memDir(), b.memDir()
+	start := time.Now()
+	seen := false
+	for i := 0; time.Since(start) < 4*time.Second; i++ {
+		a.write(A, "team/busy.md", fmt.Sprintf("revision %d\n", i))
+		if _, err := os.Stat(filepath.Join(B, "team", "busy.md")); err == nil {
+			seen = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !seen {
+		t.Fatal("a file rewritten every 100 ms never reached B within 4 s (--max-wait 1s)")
+	}
+	t.Logf("first version on B after %v of continuous writes", time.Since(start).Round(time.Millisecond))
+}
+
 // TestWatchPropagates runs `teammem watch` on two machines: a file saved on
 // one is on the other's disk within seconds, through live events.
 func TestWatchPropagates(t *testing.T) {
@@ -112,21 +160,7 @@ func TestWatchPropagates(t *testing.T) {
 	b := newMachine(t, srv, "git@github.com:acme/live.git")
 	A, B := a.memDir(), b.memDir()
 	for _, m := range []*machine{a, b} {
-		cmd := exec.Command(clientBin, "watch")
-		cmd.Dir, cmd.Env = m.repo, m.env
-		logs := &syncBuffer{}
-		cmd.Stderr = logs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			_ = cmd.Wait()
-			t.Logf("watch log:\n%s", logs.String())
-		})
-		for !strings.Contains(logs.String(), "live updates connected") {
-			time.Sleep(20 * time.Millisecond)
-		}
+		m.watch(t)
 	}
 	var took []time.Duration
 	for i, key := range []string{"team/new.md", "team/sub/dir/deep.md", "personal-note.md"} {

@@ -12,12 +12,13 @@ import (
 )
 
 func (a *app) watchCmd() *cobra.Command {
-	var debounce, poll time.Duration
+	var debounce, maxWait, poll time.Duration
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Sync continuously: push 2 s after local changes, pull on server events",
 		Long: "watch syncs once, then watches the memory directory: local changes are pushed 2 s after the\n" +
-			"last one; the server's live events trigger pulls (every minute while the stream is down).\n" +
+			"last one, or 10 debounces after the first of a stream of changes that never pauses; the\n" +
+			"server's live events trigger pulls (every minute while the stream is down).\n" +
 			"After a permanent failure (e.g. too many entries) pushes pause until a file is deleted or\n" +
 			"watch restarts; `teammem status` shows it. Ctrl-C pushes pending changes, then exits.",
 		Args: cobra.NoArgs,
@@ -29,7 +30,7 @@ func (a *app) watchCmd() *cobra.Command {
 			tel := a.newTelemetry(env.engine.Client)
 			defer tel.flush(context.WithoutCancel(cmd.Context()))
 			lastFlush := time.Now()
-			w := &memsync.Watcher{Engine: env.engine, Debounce: debounce, Poll: poll,
+			w := &memsync.Watcher{Engine: env.engine, Debounce: debounce, MaxWait: maxWait, Poll: poll,
 				Log: func(format string, args ...any) {
 					fmt.Fprintf(a.stderr, "%s %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 				},
@@ -48,6 +49,7 @@ func (a *app) watchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&debounce, "debounce", 2*time.Second, "quiet time after the last local change before pushing")
+	cmd.Flags().DurationVar(&maxWait, "max-wait", 0, "longest a stream of changes may hold back a push (default 10 × --debounce)")
 	cmd.Flags().DurationVar(&poll, "poll", time.Minute, "pull interval while the live event stream is down")
 	return cmd
 }

@@ -17,13 +17,17 @@ import (
 )
 
 // Watcher keeps a memory directory in sync continuously: an initial sync,
-// then a push 2 s after the last local change, a pull on every server
+// then a push 2 s after the last local change (at most 20 s after the
+// first of a stream of changes), a pull on every server
 // event (or every minute while the event stream is down), backoff on
 // transient failures and suppression after permanent ones.
 type Watcher struct {
 	Engine   *Engine
 	Debounce time.Duration // 2 s when 0
-	Poll     time.Duration // 60 s when 0
+	// MaxWait bounds how long a stream of changes, each within Debounce of
+	// the last, can hold back a push: 10 × Debounce when 0.
+	MaxWait time.Duration
+	Poll    time.Duration // 60 s when 0
 	// Log hears one line per notable thing (syncs, failures, suppression).
 	Log func(format string, args ...any)
 	// OnSync, when set, hears every finished sync (for telemetry).
@@ -47,6 +51,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	if poll <= 0 {
 		poll = time.Minute
+	}
+	maxWait := w.MaxWait
+	if maxWait <= 0 {
+		maxWait = 10 * debounce
 	}
 	if err := os.MkdirAll(filepath.Join(e.MemoryDir, "team"), 0o755); err != nil {
 		return err
@@ -88,6 +96,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	pollTick := time.NewTicker(poll)
 	defer pollTick.Stop()
 	connected := false
+	var changedSince time.Time // first local change not yet pushed
 	for {
 		select {
 		case <-ctx.Done():
@@ -97,11 +106,19 @@ func (w *Watcher) Run(ctx context.Context) error {
 				return errors.New("file watcher closed")
 			}
 			if w.onFileEvent(fsw, s, ev) {
-				timer.Reset(debounce)
+				if changedSince.IsZero() {
+					changedSince = time.Now()
+				}
+				// Past MaxWait the armed timer is left to fire: a file
+				// rewritten without pause still gets pushed.
+				if wait := time.Since(changedSince); wait < maxWait {
+					timer.Reset(min(debounce, maxWait-wait))
+				}
 			}
 		case err := <-fsw.Errors:
 			w.logf("file watcher: %v", err)
 		case <-timer.C:
+			changedSince = time.Time{}
 			w.syncPending(ctx, s)
 		case <-s.retry.C:
 			w.syncPending(ctx, s)
