@@ -39,14 +39,22 @@ type rawPusher interface {
 
 const (
 	rawSchema = `CREATE TABLE bench_raw_spaces (id BIGINT PRIMARY KEY, version BIGINT NOT NULL);
-		CREATE TABLE bench_raw_entries (space_id BIGINT NOT NULL, key TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (space_id, key))`
+		CREATE TABLE bench_raw_entries (space_id BIGINT NOT NULL, key TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (space_id, key));
+		CREATE TABLE bench_raw_versions (space_id BIGINT NOT NULL, key TEXT NOT NULL, version BIGINT NOT NULL, content TEXT NOT NULL,
+			PRIMARY KEY (space_id, key, version))`
+	rawHistory = `INSERT INTO bench_raw_versions (space_id, key, version, content)
+		VALUES ($1, $2, (SELECT version + 1 FROM bench_raw_spaces WHERE id = $1), $3)`
 	rawUpsert = `INSERT INTO bench_raw_entries (space_id, key, content) VALUES ($1, $2, $3)
 		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content`
 	rawBump = `UPDATE bench_raw_spaces SET version = version + 1 WHERE id = $1`
 )
 
-// pgRaw is the Postgres baseline.
-type pgRaw struct{ pool *pgxpool.Pool }
+// pgRaw is the Postgres baseline. With history set it also does the rest
+// of what a teammem write stores and sends: the history row and a NOTIFY.
+type pgRaw struct {
+	pool    *pgxpool.Pool
+	history bool
+}
 
 // openPGRaw creates the baseline's tables in dsn's database, with spaces
 // spaces of pullEntries entries each, like the push repos.
@@ -88,16 +96,31 @@ func (r *pgRaw) push(ctx context.Context, conn int, content string) error {
 		if _, err := tx.Exec(ctx, rawUpsert, conn, pushKey, content); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, rawBump, conn)
-		return err
+		if r.history {
+			if _, err := tx.Exec(ctx, rawHistory, conn, pushKey, content); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, rawBump, conn); err != nil {
+			return err
+		}
+		if r.history {
+			_, err := tx.Exec(ctx, `SELECT pg_notify('bench_raw', $1)`, strconv.Itoa(conn))
+			return err
+		}
+		return nil
 	})
 }
 
 func (r *pgRaw) close() { r.pool.Close() }
 
 // sqliteRaw is the SQLite baseline: one writer connection whose
-// transactions begin IMMEDIATE, as the store's writer.
-type sqliteRaw struct{ db *sql.DB }
+// transactions begin IMMEDIATE, as the store's writer. With history set it
+// also writes the history row.
+type sqliteRaw struct {
+	db      *sql.DB
+	history bool
+}
 
 // openSQLiteRaw creates the baseline's own database file in dir, with
 // spaces spaces of pullEntries entries each.
@@ -160,25 +183,43 @@ func (r *sqliteRaw) push(ctx context.Context, conn int, content string) error {
 		if _, err := tx.ExecContext(ctx, sqliteSQL(rawUpsert), conn, pushKey, content); err != nil {
 			return err
 		}
+		if r.history {
+			if _, err := tx.ExecContext(ctx, sqliteHistory, conn, pushKey, content); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, sqliteSQL(rawBump), conn)
 		return err
 	})
 }
 
+// sqliteHistory is rawHistory with its one parameter used twice spelled out.
+var sqliteHistory = `INSERT INTO bench_raw_versions (space_id, key, version, content)
+		VALUES (?1, ?2, (SELECT version + 1 FROM bench_raw_spaces WHERE id = ?1), ?3)`
+
 func (r *sqliteRaw) close() { r.db.Close() }
 
 // runPush compares delta pushes of one changed 2 KB entry (stock PUT,
-// secret scan included) with the raw transaction doing the same writes.
+// secret scan included) with the raw transaction of the design's baseline
+// (lock, upsert, bump), then, for information, with a raw transaction that
+// also stores what a teammem write must: the history row (and, on
+// Postgres, the NOTIFY replicas hear).
 func (b *bench) runPush(ctx context.Context, d *driver, srv server, f *fixture) error {
-	var raw rawPusher
-	var err error
+	var raw, full rawPusher
+	fullName := "delta push 2KB vs raw write + history row"
 	if d.name == "postgres" {
-		raw, err = openPGRaw(ctx, d.dsn, b.opt.pushConns)
+		fullName += " + NOTIFY"
+		r, err := openPGRaw(ctx, d.dsn, b.opt.pushConns)
+		if err != nil {
+			return err
+		}
+		raw, full = r, &pgRaw{pool: r.pool, history: true}
 	} else {
-		raw, err = openSQLiteRaw(ctx, b.tmp, b.opt.pushConns)
-	}
-	if err != nil {
-		return err
+		r, err := openSQLiteRaw(ctx, b.tmp, b.opt.pushConns)
+		if err != nil {
+			return err
+		}
+		raw, full = r, &sqliteRaw{db: r.db, history: true}
 	}
 	defer raw.close()
 	spec := loopSpec{conns: b.opt.pushConns, warmup: b.opt.warmup, dur: b.opt.dur / 2}
@@ -187,8 +228,13 @@ func (b *bench) runPush(ctx context.Context, d *driver, srv server, f *fixture) 
 			return call{req: f.push(pushRepo(conn), conn), want: 200}
 		})
 	}
-	base := func() (loadResult, error) {
-		return runLoop(ctx, spec, func(conn, _ int) (int, error) { return 0, raw.push(ctx, conn, f.pushContent(conn)) })
+	baseline := func(p rawPusher) func() (loadResult, error) {
+		return func() (loadResult, error) {
+			return runLoop(ctx, spec, func(conn, _ int) (int, error) { return 0, p.push(ctx, conn, f.pushContent(conn)) })
+		}
 	}
-	return b.compareLoads(d, srv, "delta push 2KB", "push", ours, base, atLeast(0.50))
+	if err := b.compareLoads(d, srv, "delta push 2KB", "push", ours, baseline(raw), atLeast(0.50)); err != nil {
+		return err
+	}
+	return b.compareLoads(d, srv, fullName, "push_full_write", ours, baseline(full), none)
 }
