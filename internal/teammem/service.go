@@ -33,10 +33,19 @@ func (w *Writer) Write(ctx context.Context, org Org, space Space, ensure func(co
 	if err := ValidateWrite(req, limits); err != nil {
 		return WriteResult{}, err
 	}
-	// Plan scans only the upserts that would change stored content, and the
-	// scan of one memory file takes well under a millisecond, so it runs
-	// inside the write lock rather than costing a second read of the heads.
+	// Plan scans only the upserts that would change stored content, which
+	// it knows under the write lock. A small request (a delta push: its
+	// upserts are the changed entries) is scanned before the lock instead,
+	// since a scan under it holds up every writer of the space, and on
+	// SQLite every writer; Plan then finds the results here. A large one,
+	// such as a first full push, is left to Plan, so unchanged entries are
+	// never scanned at length.
 	scanned := map[string]scanResult{}
+	if w.Scanner != nil && upsertBytes(req) <= PreScanBytes {
+		for _, u := range req.Upserts {
+			scanned[u.Key] = scanResult{checksum: EntryChecksum(u.Content), findings: w.scan(org, u.Key, u.Content)}
+		}
+	}
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention, Now: w.now(),
 			Scan: func(key, content string) []SkippedSecret {
@@ -68,6 +77,18 @@ func (w *Writer) Write(ctx context.Context, org Org, space Space, ensure func(co
 	})
 	res.Space = head
 	return res, err
+}
+
+// PreScanBytes is the largest request whose upserts Write scans for secrets
+// before taking the space's write lock.
+const PreScanBytes = 64 << 10
+
+func upsertBytes(req WriteRequest) int {
+	n := 0
+	for _, u := range req.Upserts {
+		n += len(u.Content)
+	}
+	return n
 }
 
 func (w *Writer) now() time.Time {

@@ -1,0 +1,100 @@
+package teammem_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/teammem/teammem/internal/store/sqlite"
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// keyScanner reports a fake secret in content holding "SECRET" and records
+// which keys it scanned.
+type keyScanner struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (s *keyScanner) ScanEntry(_ teammem.Org, key, content string) []teammem.SkippedSecret {
+	s.mu.Lock()
+	s.keys = append(s.keys, key)
+	s.mu.Unlock()
+	if strings.Contains(content, "SECRET") {
+		return []teammem.SkippedSecret{{Path: key, RuleID: "fake", Line: 1}}
+	}
+	return nil
+}
+
+func (s *keyScanner) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := slices.Sorted(slices.Values(s.keys))
+	s.keys = nil
+	return keys
+}
+
+// TestWriterScansOnlyWhatMatters: a small request is scanned whole before
+// the lock, a large one only where it changes the space, and a finding in
+// an unchanged entry is never reported.
+func TestWriterScansOnlyWhatMatters(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	org, err := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := db.RepoEnsure(ctx, org.ID, "o/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := db.SpaceEnsure(ctx, org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &keyScanner{}
+	w := &teammem.Writer{Store: db, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
+	write := func(upserts ...teammem.Upsert) teammem.WriteResult {
+		t.Helper()
+		res, err := w.Write(ctx, org, sp, nil, teammem.Actor{ClientID: "test"}, teammem.WriteRequest{Upserts: upserts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// The stored "SECRET" predates the scanner's rule, as if allowed then.
+	if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.Actor{}, func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+		return []teammem.EntryChange{{Key: "old.md", Op: teammem.OpWrite, Content: "SECRET from before"}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	res := write(teammem.Upsert{Key: "old.md", Content: "SECRET from before"}, teammem.Upsert{Key: "new.md", Content: "fresh"})
+	if got := sc.take(); !slices.Equal(got, []string{"new.md", "old.md"}) {
+		t.Errorf("small request scanned %v, want both entries", got)
+	}
+	if len(res.SkippedSecrets) != 0 || !slices.Equal(res.Written, []string{"new.md"}) {
+		t.Errorf("small request: written %v, skipped %v", res.Written, res.SkippedSecrets)
+	}
+
+	big := strings.Repeat("x", teammem.PreScanBytes)
+	res = write(teammem.Upsert{Key: "old.md", Content: "SECRET from before"}, teammem.Upsert{Key: "big.md", Content: big})
+	if got := sc.take(); !slices.Equal(got, []string{"big.md"}) {
+		t.Errorf("large request scanned %v, want only the changed entry", got)
+	}
+	if len(res.SkippedSecrets) != 0 || !slices.Equal(res.Written, []string{"big.md"}) {
+		t.Errorf("large request: written %v, skipped %v", res.Written, res.SkippedSecrets)
+	}
+
+	res = write(teammem.Upsert{Key: "leak.md", Content: "a SECRET"})
+	if len(res.SkippedSecrets) != 1 || res.SkippedSecrets[0].Path != "leak.md" || len(res.Written) != 0 {
+		t.Errorf("a new secret: written %v, skipped %v", res.Written, res.SkippedSecrets)
+	}
+}
