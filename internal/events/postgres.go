@@ -40,6 +40,13 @@ func (p *Postgres) Publish(ctx context.Context, e Event) error {
 	return err
 }
 
+// Notification returns the channel and payload Publish would NOTIFY for
+// e, for a writer to send inside its own transaction instead.
+func (p *Postgres) Notification(e Event) (channel, payload string, err error) {
+	b, err := json.Marshal(e)
+	return Channel, string(b), err
+}
+
 // listen holds a LISTEN connection, reconnecting with backoff until ctx ends.
 func (p *Postgres) listen(ctx context.Context) {
 	defer close(p.done)

@@ -154,27 +154,50 @@ func scopeAction(scope teammem.Scope, write bool) action {
 // write runs one write through the shared path: rate limit, the domain
 // writer, metrics and audit, and the change event.
 func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, api string, req teammem.WriteRequest) (teammem.WriteResult, error) {
+	announced := false
 	res, err := func() (teammem.WriteResult, error) {
 		if err := s.limiter.allow(sr.p.Key.ID, time.Now()); err != nil {
 			return teammem.WriteResult{}, err
 		}
-		return s.writer.Write(ctx, sr.p.Org, sr.space, s.ensure(sr), actor, req)
+		wctx := ctx
+		if n, ok := s.events.(notifier); ok {
+			// On Postgres the store sends the change event in the write's
+			// own transaction.
+			wctx = teammem.WithAnnouncer(ctx, func(head teammem.Space) (teammem.Announcement, bool) {
+				ch, payload, err := n.Notification(spaceEvent(sr.slug, head))
+				announced = err == nil
+				return teammem.Announcement{Channel: ch, Payload: payload}, announced
+			})
+		}
+		return s.writer.Write(wctx, sr.p.Org, sr.space, s.ensure(sr), actor, req)
 	}()
 	s.recordWrite(ctx, sr.p, api, sr.slug, res, err)
 	if err == nil && !res.Noop() {
 		// The committed head is the newest there is: cache it, so the next
 		// pull or push of this space on this replica reads nothing.
 		s.cache.putHead(headKey{org: sr.p.Org.ID, repo: sr.slug, scope: res.Space.Scope, user: res.Space.UserID}, sr.repo, res.Space, time.Now())
-		s.publish(ctx, sr.slug, res.Space)
+		if !announced {
+			s.publish(ctx, sr.slug, res.Space)
+		}
 	}
 	return res, err
+}
+
+// notifier is a broker whose events a store can send inside a write's
+// transaction (events.Postgres).
+type notifier interface {
+	Notification(e events.Event) (channel, payload string, err error)
+}
+
+// spaceEvent is the change event of a space's new head.
+func spaceEvent(repo string, sp teammem.Space) events.Event {
+	return events.Event{OrgID: sp.OrgID, Repo: repo, Scope: string(sp.Scope), UserID: sp.UserID, Version: sp.Version, Checksum: sp.Checksum}
 }
 
 // publish announces a new space head; a failure only delays clients until
 // their next poll, so it is logged, not returned.
 func (s *Server) publish(ctx context.Context, repo string, sp teammem.Space) {
-	err := s.events.Publish(context.WithoutCancel(ctx), events.Event{OrgID: sp.OrgID, Repo: repo, Scope: string(sp.Scope),
-		UserID: sp.UserID, Version: sp.Version, Checksum: sp.Checksum})
+	err := s.events.Publish(context.WithoutCancel(ctx), spaceEvent(repo, sp))
 	if err != nil {
 		s.log.WarnContext(ctx, "publishing a change event failed", "error", err.Error())
 	}

@@ -118,7 +118,18 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	next.Version, next.UpdatedAt = space.Version+1, at
 	newHeads := teammem.ApplyChanges(heads, changes, next.Version, actor, at)
 	next.Checksum, next.EntryCount, next.TotalBytes = teammem.Summarize(newHeads)
-	if err := sendWrites(ctx, tx, writeBatch(next, actor, changes, newHeads), changes); err != nil {
+	b := writeBatch(next, actor, changes, newHeads)
+	announced := false
+	if announce := teammem.AnnouncerFrom(ctx); announce != nil {
+		// NOTIFY inside the transaction is delivered at commit, and only
+		// then: one round trip fewer than a NOTIFY of its own, and no
+		// committed write that the other replicas never hear of.
+		if a, ok := announce(next); ok {
+			b.Queue(`SELECT pg_notify($1, $2)`, a.Channel, a.Payload)
+			announced = true
+		}
+	}
+	if err := sendWrites(ctx, tx, b, changes, announced); err != nil {
 		return space, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -156,9 +167,10 @@ func writeBatch(next teammem.Space, actor teammem.Actor, changes []teammem.Entry
 	return b
 }
 
-// sendWrites sends the batch writeBatch built and reads its results in
-// order, naming the entry whose statement failed.
-func sendWrites(ctx context.Context, tx pgx.Tx, b *pgx.Batch, changes []teammem.EntryChange) error {
+// sendWrites sends the batch writeBatch built, plus the announcement when
+// announced, and reads its results in order, naming the entry whose
+// statement failed.
+func sendWrites(ctx context.Context, tx pgx.Tx, b *pgx.Batch, changes []teammem.EntryChange, announced bool) error {
 	br := tx.SendBatch(ctx, b)
 	defer br.Close()
 	for _, c := range changes {
@@ -171,6 +183,11 @@ func sendWrites(ctx context.Context, tx pgx.Tx, b *pgx.Batch, changes []teammem.
 	}
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("update space head: %w", interpret(err))
+	}
+	if announced {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("announce the write: %w", interpret(err))
+		}
 	}
 	return interpret(br.Close())
 }
