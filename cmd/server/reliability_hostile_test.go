@@ -418,6 +418,14 @@ func hostileSendOnce(hc *http.Client, base *url.URL, h hostileReq, res *hostileR
 			hostileSendOnce(hc, base, h, res, true)
 			return
 		}
+		if _, perr := url.PathUnescape(h.path); perr != nil {
+			// A bad escape in the path is refused by net/http as it reads the
+			// request line: it answers 400 and closes, and with a large header
+			// still being written the close can reset the connection before
+			// the client reads that 400. Not an API answer either way.
+			res.foreign.Add(1)
+			return
+		}
 		res.add(relResp{Err: err})
 		res.fail("transport error %v on %s", err, h)
 		return
