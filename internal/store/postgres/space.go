@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -80,15 +81,36 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 // SpaceApply runs fn under the space's write lock and commits its changes.
 // The lock is the space row's, taken with SELECT ... FOR UPDATE: writers to
 // one space queue on it across every replica, writers to others never wait.
-func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (teammem.Space, error) {
-	tx, err := db.pool.Begin(ctx)
+//
+// A write is two round trips when the space's heads are cached: BEGIN and
+// the locking SELECT in one pipeline, then the writes, the announcement and
+// COMMIT in another. A statement that fails makes Postgres skip the rest of
+// its pipeline, COMMIT included, and the transaction is rolled back.
+func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (space teammem.Space, err error) {
+	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
-		return teammem.Space{}, interpret(err)
+		return space, interpret(err)
 	}
-	// A no-op after Commit. Not cancelled with ctx, so the connection goes
-	// back to the pool cleanly.
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	space, err := scanSpace(tx.QueryRow(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, spaceID))
+	// The pool drops a connection given back inside a transaction, so one
+	// whose ROLLBACK failed is never reused.
+	defer conn.Release()
+	open := false // a transaction is open on conn
+	defer func() {
+		if open {
+			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		}
+	}()
+	begin := &pgx.Batch{}
+	begin.Queue("BEGIN")
+	begin.Queue(`SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, spaceID)
+	br := conn.SendBatch(ctx, begin)
+	if _, err = br.Exec(); err == nil {
+		open = true
+		space, err = scanSpace(br.QueryRow())
+	}
+	if cerr := br.Close(); err == nil {
+		err = interpret(cerr)
+	}
 	if err != nil {
 		return space, err
 	}
@@ -96,13 +118,13 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 	// it sees every change the previous holder committed.
 	heads, cached := db.heads.Get(space)
 	if !cached {
-		if heads, err = entryHeads(ctx, tx, orgID, spaceID); err != nil {
+		if heads, err = entryHeads(ctx, conn, orgID, spaceID); err != nil {
 			return space, err
 		}
 	}
 	current := func(key string) (string, error) {
 		var content string
-		err := tx.QueryRow(ctx, `SELECT content FROM entries WHERE org_id = $1 AND space_id = $2 AND key = $3 AND NOT deleted`,
+		err := conn.QueryRow(ctx, `SELECT content FROM entries WHERE org_id = $1 AND space_id = $2 AND key = $3 AND NOT deleted`,
 			orgID, spaceID, key).Scan(&content)
 		return content, interpret(err)
 	}
@@ -129,14 +151,13 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 			announced = true
 		}
 	}
-	if err := sendWrites(ctx, tx, b, changes, announced); err != nil {
-		return space, err
-	}
-	if err := tx.Commit(ctx); err != nil {
+	b.Queue("COMMIT")
+	if err := sendWrites(ctx, conn, b, changes, announced); err != nil {
 		// The commit may or may not have happened: forget the space.
 		db.heads.Drop(spaceID)
-		return space, interpret(err)
+		return space, err
 	}
+	open = false
 	db.heads.Put(next, newHeads)
 	return next, nil
 }
@@ -168,10 +189,10 @@ func writeBatch(next teammem.Space, actor teammem.Actor, changes []teammem.Entry
 }
 
 // sendWrites sends the batch writeBatch built, plus the announcement when
-// announced, and reads its results in order, naming the entry whose
-// statement failed.
-func sendWrites(ctx context.Context, tx pgx.Tx, b *pgx.Batch, changes []teammem.EntryChange, announced bool) error {
-	br := tx.SendBatch(ctx, b)
+// announced, and COMMIT, and reads its results in order, naming the entry
+// whose statement failed.
+func sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, changes []teammem.EntryChange, announced bool) error {
+	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	for _, c := range changes {
 		if _, err := br.Exec(); err != nil {
@@ -188,6 +209,9 @@ func sendWrites(ctx context.Context, tx pgx.Tx, b *pgx.Batch, changes []teammem.
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("announce the write: %w", interpret(err))
 		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("commit: %w", interpret(err))
 	}
 	return interpret(br.Close())
 }
