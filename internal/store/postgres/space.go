@@ -82,10 +82,9 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 // The lock is the space row's, taken with SELECT ... FOR UPDATE: writers to
 // one space queue on it across every replica, writers to others never wait.
 //
-// A write is two round trips when the space's heads are cached: BEGIN and
-// the locking SELECT in one pipeline, then the writes, the announcement and
-// COMMIT in another. A statement that fails makes Postgres skip the rest of
-// its pipeline, COMMIT included, and the transaction is rolled back.
+// A write is three round trips when the space's heads are cached: BEGIN
+// and the locking SELECT in one pipeline, the writes and the announcement in
+// another, then COMMIT; any failure rolls the transaction back.
 func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (space teammem.Space, err error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
@@ -109,10 +108,10 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 		space, err = scanSpace(br.QueryRow())
 	}
 	if cerr := br.Close(); err == nil {
-		err = interpret(cerr)
+		err = cerr
 	}
 	if err != nil {
-		return space, err
+		return space, interpret(err)
 	}
 	// Read committed: this statement starts after the lock was granted, so
 	// it sees every change the previous holder committed.
@@ -151,11 +150,13 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 			announced = true
 		}
 	}
-	b.Queue("COMMIT")
 	if err := sendWrites(ctx, conn, b, changes, announced); err != nil {
+		return space, err
+	}
+	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
 		// The commit may or may not have happened: forget the space.
 		db.heads.Drop(spaceID)
-		return space, err
+		return space, interpret(err)
 	}
 	open = false
 	db.heads.Put(next, newHeads)
@@ -189,8 +190,8 @@ func writeBatch(next teammem.Space, actor teammem.Actor, changes []teammem.Entry
 }
 
 // sendWrites sends the batch writeBatch built, plus the announcement when
-// announced, and COMMIT, and reads its results in order, naming the entry
-// whose statement failed.
+// announced, and reads its results in order, naming the entry whose
+// statement failed.
 func sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, changes []teammem.EntryChange, announced bool) error {
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
@@ -209,9 +210,6 @@ func sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, changes [
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("announce the write: %w", interpret(err))
 		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("commit: %w", interpret(err))
 	}
 	return interpret(br.Close())
 }
