@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,6 +112,25 @@ type headWriter struct{ http.ResponseWriter }
 
 func (h headWriter) Write(b []byte) (int, error) { return len(b), nil }
 
+// allowedMethods lists the methods routes answers on req's path, for the
+// Allow header of a 405.
+func allowedMethods(routes chi.Routes, req *http.Request) string {
+	path := req.URL.RawPath
+	if path == "" {
+		path = req.URL.Path
+	}
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		if routes.Match(chi.NewRouteContext(), m, path) {
+			allow = append(allow, m)
+			if m == http.MethodGet {
+				allow = append(allow, http.MethodHead)
+			}
+		}
+	}
+	return strings.Join(allow, ", ")
+}
+
 // MetricsHandler serves the Prometheus metrics, for a separate listener.
 func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
@@ -123,7 +143,8 @@ func (s *Server) routes() chi.Router {
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return teammem.Errorf(teammem.ENotFound, "no such route")
 	}))
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		w.Header().Set("Allow", allowedMethods(r, req))
 		writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
 	})
 	r.Get("/healthz", s.handle(s.healthz))

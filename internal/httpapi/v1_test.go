@@ -339,3 +339,25 @@ func TestHeadAnswersLikeGet(t *testing.T) {
 	e.do("HEAD", "/healthz", "", nil).want(t, 200)
 	e.do("HEAD", team+"/entries/missing.md", k, nil).want(t, 404)
 }
+
+// TestMethodNotAllowedNamesTheAllowedOnes: a 405 carries the Allow header
+// of RFC 9110, from the router's own table.
+func TestMethodNotAllowedNamesTheAllowedOnes(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newV1Env(t, st, nil)
+		k := e.keys[teammem.RoleMember]
+		for path, want := range map[string]string{
+			"/api/claude_code/team_memory?repo=o/r": "GET, HEAD, PUT",
+			// POST is routed on every entry path: it restores when the path
+			// ends in /restore and is a 404 otherwise.
+			team + "/entries/notes/a.md": "GET, HEAD, PUT, POST, DELETE",
+			team + "/batch":              "POST",
+			"/healthz":                   "GET, HEAD",
+		} {
+			r := e.do("PATCH", path, k, "{}").want(t, 405)
+			if got := r.Header.Get("Allow"); got != want {
+				t.Errorf("PATCH %s: Allow = %q, want %q", path, got, want)
+			}
+		}
+	})
+}

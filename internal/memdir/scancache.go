@@ -2,6 +2,7 @@ package memdir
 
 import (
 	"io/fs"
+	"os"
 	"sync"
 	"time"
 )
@@ -39,7 +40,7 @@ func (c *ScanCache) lookup(root, key string, fi fs.FileInfo) (cachedFile, bool) 
 	e, ok := c.roots[root][key]
 	c.mu.Unlock()
 	if !ok || !fi.ModTime().Equal(e.info.ModTime()) || fi.Size() != e.info.Size() ||
-		!sameFile(fi, e.info) || !changeTime(fi).Equal(e.ctime) ||
+		!os.SameFile(fi, e.info) || !changeTime(fi).Equal(e.ctime) ||
 		e.readAt.Sub(fi.ModTime()) < RacyWindow || e.readAt.Sub(e.ctime) < RacyWindow {
 		return cachedFile{}, false
 	}

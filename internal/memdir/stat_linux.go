@@ -2,12 +2,9 @@ package memdir
 
 import (
 	"io/fs"
-	"os"
 	"syscall"
 	"time"
 )
-
-func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
 
 // changeTime returns the inode change time, which moves on every write and
 // metadata change, even one that restores the modification time.

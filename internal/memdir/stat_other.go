@@ -4,11 +4,8 @@ package memdir
 
 import (
 	"io/fs"
-	"os"
 	"time"
 )
-
-func sameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }
 
 // changeTime is not available here; size, modification time and identity
 // still guard the cache.
