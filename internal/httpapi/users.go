@@ -113,7 +113,7 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err := s.keepAnOwner(r.Context(), p.Org.ID, target, body); err != nil {
 		return err
 	}
-	u, err := s.store.UserUpdate(r.Context(), p.Org.ID, target.ID, teammem.UserUpdateParams{Role: body.Role, Disabled: body.Disabled})
+	u, err := s.store.UserUpdate(r.Context(), p.Org.ID, target.ID, teammem.UserUpdateParams{Role: body.Role, Disabled: body.Disabled, KeepOwner: true})
 	if err != nil {
 		return err
 	}

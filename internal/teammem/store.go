@@ -138,6 +138,10 @@ type UserCreateParams struct {
 type UserUpdateParams struct {
 	Role     *Role
 	Disabled *bool
+	// KeepOwner refuses (EConflict), atomically with other changes to the
+	// org's users, a change that would leave the org without an active
+	// owner.
+	KeepOwner bool
 }
 
 // KeyCreateParams stores a new key.

@@ -49,6 +49,29 @@ func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.Use
 		r := string(*p.Role)
 		role = &r
 	}
-	return scanUser(db.pool.QueryRow(ctx, `UPDATE users SET role = coalesce($1, role), disabled = coalesce($2, disabled)
-		WHERE org_id = $3 AND id = $4 RETURNING `+userColumns, role, p.Disabled, orgID, userID))
+	var u teammem.User
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if p.KeepOwner {
+			// The org row's lock serializes changes to its users, and the
+			// count below, a later statement, sees every one committed.
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE`, orgID); err != nil {
+				return err
+			}
+		}
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, `UPDATE users SET role = coalesce($1, role), disabled = coalesce($2, disabled)
+			WHERE org_id = $3 AND id = $4 RETURNING `+userColumns, role, p.Disabled, orgID, userID))
+		if err != nil || !p.KeepOwner {
+			return err
+		}
+		var owners int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE org_id = $1 AND role = 'owner' AND NOT disabled`, orgID).Scan(&owners); err != nil {
+			return err
+		}
+		if owners == 0 {
+			return teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
+		}
+		return nil
+	})
+	return u, interpret(err)
 }

@@ -59,6 +59,26 @@ func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.Use
 		r := string(*p.Role)
 		role = &r
 	}
-	return scanUser(db.w.QueryRowContext(ctx, `UPDATE users SET role = coalesce(?, role), disabled = coalesce(?, disabled)
+	// The writer's IMMEDIATE transaction serializes this with every other
+	// change to users, so the owner count below is final.
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return teammem.User{}, interpret(err)
+	}
+	defer tx.Rollback()
+	u, err := scanUser(tx.QueryRowContext(ctx, `UPDATE users SET role = coalesce(?, role), disabled = coalesce(?, disabled)
 		WHERE org_id = ? AND id = ? RETURNING `+userColumns, role, p.Disabled, orgID, userID))
+	if err != nil {
+		return u, err
+	}
+	if p.KeepOwner {
+		var owners int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE org_id = ? AND role = 'owner' AND disabled = 0`, orgID).Scan(&owners); err != nil {
+			return u, interpret(err)
+		}
+		if owners == 0 {
+			return u, teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
+		}
+	}
+	return u, interpret(tx.Commit())
 }

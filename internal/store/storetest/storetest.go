@@ -23,6 +23,7 @@ func Run(t *testing.T, open Opener) {
 	tests := map[string]func(t *testing.T, b *bundle){
 		"Orgs":                testOrgs,
 		"Users":               testUsers,
+		"LastOwner":           testLastOwner,
 		"Keys":                testKeys,
 		"Repos":               testRepos,
 		"Spaces":              testSpaces,
@@ -187,6 +188,49 @@ func testUsers(t *testing.T, b *bundle) {
 	}
 	_, err = b.store.UserGet(b.ctx, b.org.ID, 999999)
 	wantCode(t, err, teammem.ENotFound)
+}
+
+// testLastOwner demotes two owners at once, again and again: with
+// KeepOwner exactly one demotion may win, and the org keeps an owner.
+func testLastOwner(t *testing.T, b *bundle) {
+	member := teammem.RoleMember
+	owner := teammem.RoleOwner
+	second := must[teammem.User](t)(b.store.UserCreate(b.ctx, b.org.ID, teammem.UserCreateParams{Handle: "carol", Role: teammem.RoleOwner}))
+	for round := range 10 {
+		ids := []int64{b.owner.ID, second.ID}
+		errs := make([]error, len(ids))
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() {
+				_, errs[i] = b.store.UserUpdate(b.ctx, b.org.ID, id, teammem.UserUpdateParams{Role: &member, KeepOwner: true})
+			})
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			switch teammem.ErrorCode(err) {
+			case "":
+				won++
+			case teammem.EConflict:
+			default:
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d of 2 concurrent demotions of the last two owners succeeded", round, won)
+		}
+		for _, id := range ids { // both owners again for the next round
+			must[teammem.User](t)(b.store.UserUpdate(b.ctx, b.org.ID, id, teammem.UserUpdateParams{Role: &owner}))
+		}
+	}
+	// Disabling counts too.
+	yes := true
+	must[teammem.User](t)(b.store.UserUpdate(b.ctx, b.org.ID, second.ID, teammem.UserUpdateParams{Disabled: &yes, KeepOwner: true}))
+	_, err := b.store.UserUpdate(b.ctx, b.org.ID, b.owner.ID, teammem.UserUpdateParams{Disabled: &yes, KeepOwner: true})
+	wantCode(t, err, teammem.EConflict)
+	if u := must[teammem.User](t)(b.store.UserGet(b.ctx, b.org.ID, b.owner.ID)); u.Disabled || u.Role != teammem.RoleOwner {
+		t.Fatalf("a refused change was stored: %+v", u)
+	}
 }
 
 func testKeys(t *testing.T, b *bundle) {
