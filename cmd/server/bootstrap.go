@@ -16,24 +16,20 @@ func bootstrap(ctx context.Context, st teammem.Store, key string, stderr io.Writ
 	if err != nil || n > 0 {
 		return err
 	}
-	org, err := st.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "default", Name: "Default"})
-	if teammem.ErrorCode(err) == teammem.EConflict {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("bootstrap org: %w", err)
-	}
-	user, err := st.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "admin", Role: teammem.RoleOwner})
-	if err != nil {
-		return fmt.Errorf("bootstrap user: %w", err)
-	}
 	generated := key == ""
 	prefix := teammem.KeyPrefix(key)
 	if generated {
 		key, prefix = teammem.NewKeyString()
 	}
-	if _, err := st.KeyCreate(ctx, org.ID, teammem.KeyCreateParams{UserID: user.ID, Name: "bootstrap", Prefix: prefix, Hash: teammem.HashKey(key)}); err != nil {
-		return fmt.Errorf("bootstrap key: %w", err)
+	// One transaction: a crash half way must not leave an org that stops
+	// the next start from bootstrapping but has no key to get in with.
+	_, err = st.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "default", Name: "Default",
+		Owner: &teammem.OrgOwner{Handle: "admin", KeyName: "bootstrap", KeyPrefix: prefix, KeyHash: teammem.HashKey(key)}})
+	if teammem.ErrorCode(err) == teammem.EConflict {
+		return nil // another replica bootstrapped first
+	}
+	if err != nil {
+		return fmt.Errorf("bootstrap org: %w", err)
 	}
 	if generated {
 		fmt.Fprintf(stderr, "\nCreated org \"default\" with owner \"admin\". Its API key, shown only this once:\n\n    %s\n\n", key)

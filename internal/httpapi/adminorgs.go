@@ -76,23 +76,16 @@ func (s *Server) adminCreateOrg(w http.ResponseWriter, r *http.Request) error {
 		name = body.Slug
 	}
 	ctx := r.Context()
-	org, err := s.store.OrgCreate(ctx, teammem.OrgCreateParams{Slug: body.Slug, Name: name})
+	key, prefix := teammem.NewKeyString()
+	org, err := s.store.OrgCreate(ctx, teammem.OrgCreateParams{Slug: body.Slug, Name: name,
+		Owner: &teammem.OrgOwner{Handle: orgOwnerHandle, KeyName: "owner", KeyPrefix: prefix, KeyHash: teammem.HashKey(key)}})
 	if teammem.ErrorCode(err) == teammem.EConflict {
 		return teammem.Errorf(teammem.EConflict, "org %q already exists", body.Slug)
 	}
 	if err != nil {
 		return err
 	}
-	owner, err := s.store.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: orgOwnerHandle, Role: teammem.RoleOwner})
-	if err != nil {
-		return err
-	}
-	key, prefix := teammem.NewKeyString()
-	if _, err := s.store.KeyCreate(ctx, org.ID, teammem.KeyCreateParams{UserID: owner.ID, Name: "owner", Prefix: prefix,
-		Hash: teammem.HashKey(key)}); err != nil {
-		return err
-	}
-	s.audit(ctx, serverAdmin(org), "org.create", "", org.Slug, map[string]any{"by": "server_admin", "owner": owner.Handle})
+	s.audit(ctx, serverAdmin(org), "org.create", "", org.Slug, map[string]any{"by": "server_admin", "owner": orgOwnerHandle})
 	writeJSON(w, http.StatusCreated, adminOrgCreateResponse{Org: orgView(org), OwnerKey: key})
 	return nil
 }

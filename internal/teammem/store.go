@@ -119,6 +119,18 @@ type OrgCreateParams struct {
 	Slug     string
 	Name     string
 	Settings OrgSettings
+	// Owner, when set, is created with the org in the same transaction: a
+	// user with role owner and one API key. An org is then never left
+	// without a way in, whatever fails half way.
+	Owner *OrgOwner
+}
+
+// OrgOwner is the first owner of a new org and their key.
+type OrgOwner struct {
+	Handle    string
+	KeyName   string
+	KeyPrefix string
+	KeyHash   []byte
 }
 
 // OrgUpdateParams changes an org; nil fields stay as they are.

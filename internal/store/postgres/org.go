@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -35,8 +36,24 @@ func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem
 	if err != nil {
 		return teammem.Org{}, err
 	}
-	return scanOrg(db.pool.QueryRow(ctx, `INSERT INTO orgs (slug, name, settings, created_at) VALUES ($1, $2, $3, $4)
-		RETURNING `+orgColumns, p.Slug, p.Name, string(settings), now()))
+	var org teammem.Org
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		at := now()
+		if org, err = scanOrg(tx.QueryRow(ctx, `INSERT INTO orgs (slug, name, settings, created_at) VALUES ($1, $2, $3, $4)
+			RETURNING `+orgColumns, p.Slug, p.Name, string(settings), at)); err != nil || p.Owner == nil {
+			return err
+		}
+		o := p.Owner
+		var userID int64
+		if err := tx.QueryRow(ctx, `INSERT INTO users (org_id, handle, role, created_at) VALUES ($1, $2, 'owner', $3) RETURNING id`,
+			org.ID, o.Handle, at).Scan(&userID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, false, $7)`, uuid.NewString(), org.ID, userID, o.KeyName, o.KeyPrefix, o.KeyHash, at)
+		return err
+	})
+	return org, interpret(err)
 }
 
 // OrgGet returns an org by id.

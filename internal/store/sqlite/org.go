@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -34,9 +36,29 @@ func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem
 	if err != nil {
 		return teammem.Org{}, err
 	}
-	row := db.w.QueryRowContext(ctx, `INSERT INTO orgs (slug, name, settings, created_at) VALUES (?, ?, ?, ?) RETURNING `+orgColumns,
-		p.Slug, p.Name, string(settings), micros(now()))
-	return scanOrg(row)
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return teammem.Org{}, interpret(err)
+	}
+	defer tx.Rollback()
+	at := micros(now())
+	org, err := scanOrg(tx.QueryRowContext(ctx, `INSERT INTO orgs (slug, name, settings, created_at) VALUES (?, ?, ?, ?) RETURNING `+orgColumns,
+		p.Slug, p.Name, string(settings), at))
+	if err != nil {
+		return org, err
+	}
+	if o := p.Owner; o != nil {
+		var userID int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO users (org_id, handle, role, created_at) VALUES (?, ?, 'owner', ?) RETURNING id`,
+			org.ID, o.Handle, at).Scan(&userID); err != nil {
+			return org, interpret(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, 0, ?)`, uuid.NewString(), org.ID, userID, o.KeyName, o.KeyPrefix, o.KeyHash, at); err != nil {
+			return org, interpret(err)
+		}
+	}
+	return org, interpret(tx.Commit())
 }
 
 // OrgGet returns an org by id.

@@ -24,6 +24,7 @@ func Run(t *testing.T, open Opener) {
 		"Orgs":                testOrgs,
 		"Users":               testUsers,
 		"LastOwner":           testLastOwner,
+		"OrgWithOwner":        testOrgWithOwner,
 		"Keys":                testKeys,
 		"Repos":               testRepos,
 		"Spaces":              testSpaces,
@@ -188,6 +189,30 @@ func testUsers(t *testing.T, b *bundle) {
 	}
 	_, err = b.store.UserGet(b.ctx, b.org.ID, 999999)
 	wantCode(t, err, teammem.ENotFound)
+}
+
+// testOrgWithOwner creates an org with its owner and key at once, and
+// checks that a failure half way leaves nothing behind.
+func testOrgWithOwner(t *testing.T, b *bundle) {
+	hash := teammem.HashKey("tm_first_owner_key_0123456789abcdef")
+	org := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "beta", Name: "Beta",
+		Owner: &teammem.OrgOwner{Handle: "root", KeyName: "owner", KeyPrefix: "tm_first", KeyHash: hash}}))
+	p := must[teammem.Principal](t)(b.store.KeyLookup(b.ctx, hash))
+	if p.Org.ID != org.ID || p.User.Handle != "root" || p.User.Role != teammem.RoleOwner || p.Key.Name != "owner" {
+		t.Fatalf("the new org's key resolves to %+v", p)
+	}
+	// The same key hash again: the key insert fails after the org and user
+	// inserts, and neither may stay.
+	_, err := b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "gamma", Name: "Gamma",
+		Owner: &teammem.OrgOwner{Handle: "root", KeyName: "owner", KeyPrefix: "tm_first", KeyHash: hash}})
+	if err == nil {
+		t.Fatal("an org whose owner key already exists was created")
+	}
+	_, err = b.store.OrgGetBySlug(b.ctx, "gamma")
+	wantCode(t, err, teammem.ENotFound)
+	if n := must[int](t)(b.store.OrgCount(b.ctx)); n != 2 {
+		t.Fatalf("OrgCount = %d after a failed create, want 2", n)
+	}
 }
 
 // testLastOwner demotes two owners at once, again and again: with
