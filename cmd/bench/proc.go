@@ -40,7 +40,8 @@ type server interface {
 type procServer struct {
 	cmd      *exec.Cmd
 	hostport string
-	startup  time.Duration
+	startup  time.Duration // exec to the first /healthz 200: listening
+	ready    time.Duration // exec to the first /readyz 200: secret rules compiled too
 	logs     *tail
 	done     chan error
 }
@@ -54,7 +55,7 @@ func serverEnv(addr, dsn string, extra []string) []string {
 	return append(env, extra...)
 }
 
-// startProc starts bin on dsn and waits until /healthz answers. With the log
+// startProc starts bin on dsn and waits until /healthz, then /readyz, answer. With the log
 // level at warn the server does not log its address, so the bench picks a
 // free port itself. startup is the time from exec to the first 200.
 func startProc(ctx context.Context, bin, dsn string, extraEnv []string) (*procServer, error) {
@@ -71,17 +72,22 @@ func startProc(ctx context.Context, bin, dsn string, extraEnv []string) (*procSe
 		return nil, err
 	}
 	go func() { s.done <- s.cmd.Wait() }()
-	if err := waitHealthy(ctx, hostport, s.done, 60*time.Second); err != nil {
+	if err := waitOK(ctx, hostport, "/healthz", s.done, 60*time.Second); err != nil {
 		s.stop()
 		return nil, fmt.Errorf("%s did not start: %w\n%s", bin, err, s.logs)
 	}
 	s.startup = time.Since(start)
+	if err := waitOK(ctx, hostport, "/readyz", s.done, 60*time.Second); err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s never got ready: %w\n%s", bin, err, s.logs)
+	}
+	s.ready = time.Since(start)
 	return s, nil
 }
 
-// waitHealthy polls /healthz until it answers 200, the process exits or
-// limit passes.
-func waitHealthy(ctx context.Context, hostport string, exited <-chan error, limit time.Duration) error {
+// waitOK polls path until it answers 200, the process exits or limit
+// passes.
+func waitOK(ctx context.Context, hostport, path string, exited <-chan error, limit time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
@@ -92,7 +98,7 @@ func waitHealthy(ctx context.Context, hostport string, exited <-chan error, limi
 			return ctx.Err()
 		default:
 		}
-		if resp, err := client.Get("http://" + hostport + "/healthz"); err == nil {
+		if resp, err := client.Get("http://" + hostport + path); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil

@@ -173,6 +173,8 @@ func (b *bench) serve(ctx context.Context, d *driver) (server, error) {
 	}
 	b.rep.single(fmt.Sprintf("startup to listening, fresh db (%s)", d.name), d.prefix+"startup_ms",
 		float64(srv.startup)/float64(time.Millisecond), "ms", t)
+	b.rep.single(fmt.Sprintf("startup to ready: secret rules compiled (%s)", d.name), d.prefix+"startup_ready_ms",
+		float64(srv.ready)/float64(time.Millisecond), "ms", none)
 	b.rep.set(d.prefix+"startup_rss_mb", srv.rssMB())
 	return srv, nil
 }

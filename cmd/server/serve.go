@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -51,14 +50,17 @@ func newLogger(c Config, w io.Writer) *slog.Logger {
 // the listeners.
 func (m *Main) Open(ctx context.Context) error {
 	start := time.Now()
-	// Compiling the secret rules and opening (migrating) the database are
-	// independent and each takes a few hundred milliseconds: overlap them.
-	var sc *secretscan.Scanner
-	var scErr error
-	scanned := make(chan struct{})
+	// Compiling the secret rules takes a few hundred milliseconds: it runs
+	// in the background, while the database opens and the server starts
+	// listening. /readyz answers 503 until it is done and writes wait for it.
+	sc := httpapi.NewScannerAsync(secretscan.New)
 	go func() {
-		defer close(scanned)
-		sc, scErr = secretscan.New()
+		if err := sc.Wait(); err != nil {
+			m.Log.Error("the secret scanner failed to build; every pushed entry is refused as unscannable", "error", err.Error())
+			return
+		}
+		debug.FreeOSMemory() // the compilation's garbage
+		m.Log.Info("secret scanner ready", "startup", time.Since(start).String())
 	}()
 	st, err := store.Open(ctx, m.Config.DatabaseURL)
 	if err != nil {
@@ -67,10 +69,6 @@ func (m *Main) Open(ctx context.Context) error {
 	m.store = st
 	if err := bootstrap(ctx, st, m.Config.BootstrapKey, m.Stderr); err != nil {
 		return err
-	}
-	<-scanned
-	if scErr != nil {
-		return fmt.Errorf("secret scanner: %w", scErr)
 	}
 	metrics := telemetry.New()
 	if ps, ok := st.(teammem.PoolStatser); ok {
@@ -81,7 +79,7 @@ func (m *Main) Open(ctx context.Context) error {
 		broker = events.NewPostgres(pg.Pool(), m.Log) // replicas announce each other's writes
 	}
 	m.events = broker
-	m.api = httpapi.New(st, httpapi.NewScanner(sc), httpapi.Config{
+	m.api = httpapi.New(st, sc, httpapi.Config{
 		Defaults:           m.Config.defaults(),
 		MaxBodyBytes:       m.Config.MaxBodyBytes,
 		TombstoneRetention: m.Config.TombstoneRetention,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"sync"
@@ -12,7 +13,9 @@ import (
 // Scanner adapts the shared secret scanner to the domain's SecretScanner,
 // compiling each org's allowlist once per distinct setting.
 type Scanner struct {
+	ready   chan struct{} // closed once scanner or err is set
 	scanner *secretscan.Scanner
+	err     error
 	mu      sync.Mutex
 	allow   map[int64]compiledAllowlist
 }
@@ -24,11 +27,49 @@ type compiledAllowlist struct {
 
 // NewScanner wraps sc.
 func NewScanner(sc *secretscan.Scanner) *Scanner {
-	return &Scanner{scanner: sc, allow: map[int64]compiledAllowlist{}}
+	s := &Scanner{ready: make(chan struct{}), scanner: sc, allow: map[int64]compiledAllowlist{}}
+	close(s.ready)
+	return s
 }
 
-// ScanEntry scans one entry with the org's allowlist applied.
+// NewScannerAsync compiles the rules with build in the background, so the
+// server can listen (and answer health checks and pulls) meanwhile. Scans
+// wait for it; Ready says when it is done.
+func NewScannerAsync(build func() (*secretscan.Scanner, error)) *Scanner {
+	s := &Scanner{ready: make(chan struct{}), allow: map[int64]compiledAllowlist{}}
+	go func() {
+		defer close(s.ready)
+		s.scanner, s.err = build()
+	}()
+	return s
+}
+
+// errScannerBuilding is Ready's answer while the rules compile.
+var errScannerBuilding = errors.New("the secret scanner is still compiling its rules")
+
+// Ready returns nil once the scanner can scan, and why not otherwise.
+func (s *Scanner) Ready() error {
+	select {
+	case <-s.ready:
+		return s.err
+	default:
+		return errScannerBuilding
+	}
+}
+
+// Wait blocks until the scanner is built and returns the build's error.
+func (s *Scanner) Wait() error {
+	<-s.ready
+	return s.err
+}
+
+// ScanEntry scans one entry with the org's allowlist applied. Should the
+// rules have failed to compile, every entry is reported as a finding: no
+// content the server could not scan is ever stored.
 func (s *Scanner) ScanEntry(org teammem.Org, key, content string) []teammem.SkippedSecret {
+	if s.Wait() != nil {
+		return []teammem.SkippedSecret{{Path: key, RuleID: "scanner-unavailable", Label: "secret scanner unavailable", Line: 1}}
+	}
 	var out []teammem.SkippedSecret
 	for _, f := range s.scanner.Scan(content, s.allowlist(org)) {
 		out = append(out, teammem.SkippedSecret{Path: key, RuleID: f.RuleID, Label: f.Label, Line: f.Line})

@@ -196,6 +196,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 		s.log.WarnContext(ctx, "not ready", "error", err.Error())
 		return teammem.Errorf(teammem.EUnavailable, "the database is not reachable or not migrated")
 	}
+	if sc, ok := s.writer.Scanner.(interface{ Ready() error }); ok {
+		if err := sc.Ready(); err != nil {
+			return teammem.Errorf(teammem.EUnavailable, "%v", err)
+		}
+	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	return nil
 }
