@@ -4,40 +4,68 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/teammem/teammem/internal/teammem"
 )
 
-// lazyDeadline is a request context with a deadline whose timer is only
-// armed when something waits on it: a database call does, a 304 served from
-// memory never does, and context.WithTimeout's timer and its registration
-// with the connection's context were a measurable share of such a request.
-type lazyDeadline struct {
+// reqContext is every request's context, made once by observe: it carries
+// the request's own values (id, route, caller) without a context layer per
+// value, and a deadline whose timer is only armed when something waits on
+// it. A database call does; a 304 served from memory never does, and
+// context.WithTimeout's timer, its registration with the connection's
+// context and the layers of WithValue were a measurable share of such a
+// request.
+type reqContext struct {
 	parent   context.Context
-	deadline time.Time
+	deadline time.Time // zero: none (event streams)
+
+	id    string
+	route *chi.Context
+	// caller is set by requireKey, in the request's goroutine, before any
+	// handler runs; read-only afterwards.
+	caller    teammem.Principal
+	hasCaller bool
 
 	mu     sync.Mutex
 	ctx    context.Context // armed: a real context with the deadline
 	cancel context.CancelFunc
 }
 
-// withLazyDeadline returns ctx bounded by d and the function that ends it,
-// which must be called when the request is done, as with WithTimeout.
-func withLazyDeadline(ctx context.Context, d time.Duration) (*lazyDeadline, func()) {
-	c := &lazyDeadline{parent: ctx, deadline: time.Now().Add(d)}
+// newReqContext returns the request context under parent, bounded by d
+// when d > 0, and the function that ends it, which must be called when the
+// request is done, as with WithTimeout.
+func newReqContext(parent context.Context, id string, route *chi.Context, d time.Duration) (*reqContext, func()) {
+	c := &reqContext{parent: parent, id: id, route: route}
+	if d > 0 {
+		c.deadline = time.Now().Add(d)
+	}
 	return c, c.stop
 }
 
+// reqContextOf returns the request context ctx is or descends from.
+func reqContextOf(ctx context.Context) *reqContext {
+	c, _ := ctx.Value(ctxRequest).(*reqContext)
+	return c
+}
+
 // armed returns the real context, creating it on first use.
-func (c *lazyDeadline) armed() context.Context {
+func (c *reqContext) armed() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
-		c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
+		if c.deadline.IsZero() {
+			c.ctx, c.cancel = context.WithCancel(c.parent)
+		} else {
+			c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
+		}
 	}
 	return c.ctx
 }
 
 // stop ends the context: anything still holding it sees it cancelled.
-func (c *lazyDeadline) stop() {
+func (c *reqContext) stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil {
@@ -49,7 +77,22 @@ func (c *lazyDeadline) stop() {
 	c.cancel()
 }
 
-func (c *lazyDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
-func (c *lazyDeadline) Done() <-chan struct{}       { return c.armed().Done() }
-func (c *lazyDeadline) Err() error                  { return c.armed().Err() }
-func (c *lazyDeadline) Value(key any) any           { return c.parent.Value(key) }
+func (c *reqContext) Deadline() (time.Time, bool) {
+	if c.deadline.IsZero() {
+		return c.parent.Deadline()
+	}
+	return c.deadline, true
+}
+
+func (c *reqContext) Done() <-chan struct{} { return c.armed().Done() }
+func (c *reqContext) Err() error            { return c.armed().Err() }
+
+func (c *reqContext) Value(key any) any {
+	switch key {
+	case ctxRequest:
+		return c
+	case chi.RouteCtxKey:
+		return c.route
+	}
+	return c.parent.Value(key)
+}

@@ -7,16 +7,16 @@ import (
 	"time"
 )
 
-func TestLazyDeadline(t *testing.T) {
+func TestReqContext(t *testing.T) {
 	type key struct{}
 	parent := context.WithValue(context.Background(), key{}, "v")
 
-	ctx, stop := withLazyDeadline(parent, 20*time.Millisecond)
+	ctx, stop := newReqContext(parent, "id", nil, 20*time.Millisecond)
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > 20*time.Millisecond {
 		t.Fatalf("Deadline() = %v, %v", d, ok)
 	}
-	if ctx.Value(key{}) != "v" {
-		t.Fatal("values of the parent are lost")
+	if ctx.Value(key{}) != "v" || requestID(ctx) != "id" {
+		t.Fatal("values of the parent or the request's own are lost")
 	}
 	child, cancel := context.WithCancel(ctx) // arms the timer
 	defer cancel()
@@ -27,7 +27,7 @@ func TestLazyDeadline(t *testing.T) {
 	stop()
 
 	// Never waited on: stop still leaves it cancelled for late users.
-	ctx, stop = withLazyDeadline(parent, time.Hour)
+	ctx, stop = newReqContext(parent, "id", nil, time.Hour)
 	stop()
 	select {
 	case <-ctx.Done():
@@ -40,8 +40,19 @@ func TestLazyDeadline(t *testing.T) {
 
 	// A cancelled parent cancels it.
 	p, cancelParent := context.WithCancel(context.Background())
-	ctx, stop = withLazyDeadline(p, time.Hour)
+	ctx, stop = newReqContext(p, "id", nil, time.Hour)
 	defer stop()
+	cancelParent()
+	<-ctx.Done()
+}
+
+func TestReqContextWithoutDeadline(t *testing.T) {
+	p, cancelParent := context.WithCancel(context.Background())
+	ctx, stop := newReqContext(p, "id", nil, 0)
+	defer stop()
+	if _, ok := ctx.Deadline(); ok {
+		t.Fatal("an event stream's context has a deadline")
+	}
 	cancelParent()
 	<-ctx.Done()
 }

@@ -3,12 +3,14 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -18,14 +20,31 @@ import (
 
 type ctxKey int
 
-const (
-	ctxRequestID ctxKey = iota
-	ctxPrincipal
-)
+// ctxRequest keys a request's *reqContext.
+const ctxRequest ctxKey = 0
 
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxRequestID).(string)
-	return id
+	if c := reqContextOf(ctx); c != nil {
+		return c.id
+	}
+	return ""
+}
+
+// Request ids: a random process prefix and a counter, unique per process
+// and unlikely to repeat across restarts, at no syscall per request.
+var (
+	requestIDBase = func() uint64 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		return binary.LittleEndian.Uint64(b[:])
+	}()
+	requestSeq atomic.Uint64
+)
+
+func newRequestID() string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], requestIDBase+requestSeq.Add(1))
+	return hex.EncodeToString(b[:])
 }
 
 var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -68,22 +87,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		s.served.Add(1)
 		id := r.Header.Get("X-Request-Id")
 		if !requestIDRE.MatchString(id) {
-			var b [8]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+			id = newRequestID()
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header()["X-Request-Id"] = []string{id}
 		// The route context is created here, not by the router, so that the
 		// matched route template is readable after the handler returns.
 		rctx := chi.NewRouteContext()
-		ctx := context.WithValue(context.WithValue(r.Context(), ctxRequestID, id), chi.RouteCtxKey, rctx)
-		if !strings.HasSuffix(r.URL.Path, "/events") {
-			// A stalled database must fail a request (503), not hang it.
-			// Event streams are long-lived by design and bound themselves.
-			var stop func()
-			ctx, stop = withLazyDeadline(ctx, s.cfg.RequestTimeout)
-			defer stop()
+		// A stalled database must fail a request (503), not hang it. Event
+		// streams are long-lived by design and bound themselves.
+		timeout := s.cfg.RequestTimeout
+		if strings.HasSuffix(r.URL.Path, "/events") {
+			timeout = 0
 		}
+		ctx, stop := newReqContext(r.Context(), id, rctx, timeout)
+		defer stop()
 		r = r.WithContext(ctx)
 		rec := &statusRecorder{ResponseWriter: w}
 		defer func() {

@@ -94,8 +94,9 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 		}
 		return err
 	}
-	etag := `"` + sp.Checksum + `"`
-	w.Header().Set("ETag", etag)
+	// The canonical key set directly: Header.Set would canonicalize "ETag"
+	// into a new string on every pull.
+	w.Header()["Etag"] = []string{`"` + sp.Checksum + `"`}
 	if !hashes && ifNoneMatch(r, sp.Checksum) {
 		outcome = "not_modified"
 		w.WriteHeader(http.StatusNotModified)
