@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -67,12 +66,12 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		// observe gave every request its context; the caller goes there,
+		// with no new context layer and no copy of the request.
 		if c := reqContextOf(r.Context()); c != nil {
-			c.caller, c.hasCaller = p, true
-			next.ServeHTTP(w, r)
-			return
+			c.caller = p
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxPrincipal, p)))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -95,19 +94,13 @@ func (s *Server) requireAdminKey(next http.Handler) http.Handler {
 }
 
 // principal returns the authenticated caller; requireKey guarantees one.
+// Without one it is the zero Principal, whom authorize refuses everything.
 func principal(r *http.Request) teammem.Principal {
-	if c := reqContextOf(r.Context()); c != nil && c.hasCaller {
+	if c := reqContextOf(r.Context()); c != nil {
 		return c.caller
 	}
-	p, _ := r.Context().Value(ctxPrincipal).(teammem.Principal)
-	return p
+	return teammem.Principal{}
 }
-
-// ctxPrincipal keys the caller of a request served without observe (the
-// router alone, as some tests mount it).
-type principalKey struct{}
-
-var ctxPrincipal principalKey
 
 // keyToucher coalesces last-used times so a request never waits on a write;
 // they are flushed periodically and at shutdown.

@@ -25,8 +25,7 @@ type reqContext struct {
 	route *chi.Context
 	// caller is set by requireKey, in the request's goroutine, before any
 	// handler runs; read-only afterwards.
-	caller    teammem.Principal
-	hasCaller bool
+	caller teammem.Principal
 
 	mu     sync.Mutex
 	ctx    context.Context // armed: a real context with the deadline
