@@ -43,18 +43,19 @@ func (w *Writer) Write(ctx context.Context, org Org, space Space, ensure func(co
 	scanned := map[string]scanResult{}
 	if w.Scanner != nil && upsertBytes(req) <= PreScanBytes {
 		for _, u := range req.Upserts {
-			scanned[u.Key] = scanResult{checksum: EntryChecksum(u.Content), findings: w.scan(org, u.Key, u.Content)}
+			scanned[u.Key] = scanResult{content: u.Content, findings: w.scan(org, u.Key, u.Content)}
 		}
 	}
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention, Now: w.now(),
 			Scan: func(key, content string) []SkippedSecret {
-				sum := EntryChecksum(content)
-				if found, ok := scanned[key]; ok && found.checksum == sum {
-					return found.findings // the empty-space plan already scanned it
+				// The same string as the request's: the comparison is a
+				// pointer check, not a second hash of the content.
+				if found, ok := scanned[key]; ok && found.content == content {
+					return found.findings // scanned before the lock, or by the empty-space plan
 				}
 				findings := w.scan(org, key, content)
-				scanned[key] = scanResult{checksum: sum, findings: findings}
+				scanned[key] = scanResult{content: content, findings: findings}
 				return findings
 			}}
 		return Plan(req, in)
@@ -99,7 +100,7 @@ func (w *Writer) now() time.Time {
 }
 
 type scanResult struct {
-	checksum string
+	content  string // what was scanned
 	findings []SkippedSecret
 }
 

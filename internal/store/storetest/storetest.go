@@ -641,7 +641,7 @@ func RunShared(t *testing.T, open PairOpener) {
 	})
 }
 
-// heads applies changes through s and returns the heads fn was given,
+// headsApply applies changes through s and returns the heads fn was given,
 // after checking them against the database's.
 func (b *bundle) headsApply(t *testing.T, s teammem.Store, sp teammem.Space, changes ...teammem.EntryChange) (map[string]teammem.Entry, teammem.Space) {
 	t.Helper()
