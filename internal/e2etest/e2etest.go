@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -37,8 +38,9 @@ func (b *SyncBuffer) String() string {
 
 // StartServer runs the teammem-server binary bin with the environment plus
 // env (which should set TEAMMEM_ADDR=127.0.0.1:0), waits for its "listening"
-// log line and returns its URL, the process and its stderr. The caller stops
-// the process.
+// log line, then for /readyz to answer 200 (the secret rules compile after
+// the server listens), as a load balancer would, and returns its URL, the
+// process and its stderr. The caller stops the process.
 func StartServer(tb testing.TB, bin string, env ...string) (url string, cmd *exec.Cmd, logs *SyncBuffer) {
 	tb.Helper()
 	cmd = exec.Command(bin)
@@ -59,12 +61,28 @@ func StartServer(tb testing.TB, bin string, env ...string) (url string, cmd *exe
 			}
 		}
 	}()
+	deadline := time.After(30 * time.Second)
 	select {
 	case a := <-addr:
-		return "http://" + a, cmd, logs
-	case <-time.After(30 * time.Second):
+		url = "http://" + a
+	case <-deadline:
 		_ = cmd.Process.Kill()
 		tb.Fatalf("server did not start; logs:\n%s", logs.String())
 		return "", cmd, logs
+	}
+	for {
+		if res, err := http.Get(url + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return url, cmd, logs
+			}
+		}
+		select {
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			tb.Fatalf("server never got ready; logs:\n%s", logs.String())
+			return "", cmd, logs
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
