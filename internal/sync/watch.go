@@ -138,7 +138,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				}
 			}
 		case <-pollTick.C:
-			if !connected {
+			if !connected && !s.backingOff() {
 				for _, scope := range Scopes {
 					w.syncScope(ctx, s, scope, false)
 				}
@@ -154,10 +154,19 @@ type watchState struct {
 	reported   map[string]bool // skip messages already logged
 	failures   int             // consecutive transient failures
 	retry      *time.Timer     // fires when pending pushes should be retried
+	retryAt    time.Time       // when it fires; until then nothing is sent
 }
+
+// backingOff reports whether a transient failure's backoff is still
+// running: polls and debounced pushes then wait for the retry timer rather
+// than meet the same failure again.
+func (s *watchState) backingOff() bool { return s.failures > 0 && time.Now().Before(s.retryAt) }
 
 // syncPending pushes every scope with pending changes.
 func (w *Watcher) syncPending(ctx context.Context, s *watchState) {
+	if s.backingOff() {
+		return // the retry timer pushes them
+	}
 	for _, scope := range Scopes {
 		if s.pending[scope] && s.suppressed[scope] == "" {
 			w.syncScope(ctx, s, scope, true)
@@ -238,7 +247,9 @@ func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Sc
 	}
 	s.failures++
 	backoff := min(time.Duration(1<<min(s.failures, 6))*time.Second, time.Minute)
-	s.retry.Reset(jitter(backoff))
+	wait := jitter(backoff)
+	s.retry.Reset(wait)
+	s.retryAt = time.Now().Add(wait)
 	w.logf("%s: %v — retrying in %s", scope, err, backoff)
 }
 
