@@ -213,16 +213,19 @@ type repoResponse struct {
 
 // spaceHead is a space's head on the wire.
 type spaceHead struct {
-	Scope      teammem.Scope `json:"scope"`
-	Version    int64         `json:"version"`
-	Checksum   string        `json:"checksum"`
-	EntryCount int           `json:"entry_count"`
-	TotalBytes int64         `json:"total_bytes"`
-	UpdatedAt  time.Time     `json:"updated_at"`
+	Scope teammem.Scope `json:"scope"`
+	// SpaceID names this incarnation of the space (absent while the space
+	// does not exist yet); clients compare it to tell a replaced server.
+	SpaceID    string    `json:"space_id,omitempty"`
+	Version    int64     `json:"version"`
+	Checksum   string    `json:"checksum"`
+	EntryCount int       `json:"entry_count"`
+	TotalBytes int64     `json:"total_bytes"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 func headOf(sp teammem.Space) spaceHead {
-	return spaceHead{Scope: sp.Scope, Version: sp.Version, Checksum: sp.Checksum, EntryCount: sp.EntryCount,
+	return spaceHead{Scope: sp.Scope, SpaceID: sp.UID, Version: sp.Version, Checksum: sp.Checksum, EntryCount: sp.EntryCount,
 		TotalBytes: sp.TotalBytes, UpdatedAt: sp.UpdatedAt}
 }
 

@@ -24,7 +24,11 @@ type SpaceRef struct {
 // Space is one set of memory files and its head: the version counts committed
 // changes, the checksum is SpaceChecksum over the live entries.
 type Space struct {
-	ID         int64     `json:"-"`
+	ID int64 `json:"-"`
+	// UID names this incarnation of the space: random, never reused. A
+	// client that last synced another UID is not continuing its history
+	// (a new server, a re-created database, another org).
+	UID        string    `json:"-"`
 	OrgID      int64     `json:"-"`
 	RepoID     int64     `json:"-"`
 	Scope      Scope     `json:"scope"`

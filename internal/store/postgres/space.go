@@ -11,13 +11,13 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-const spaceColumns = `id, org_id, repo_id, scope, coalesce(user_id, 0), version, checksum, entry_count, total_bytes, purged_through, updated_at`
+const spaceColumns = `id, org_id, repo_id, scope, coalesce(user_id, 0), version, checksum, entry_count, total_bytes, purged_through, updated_at, uid`
 
 func scanSpace(row pgx.Row) (teammem.Space, error) {
 	var s teammem.Space
 	var scope string
 	if err := row.Scan(&s.ID, &s.OrgID, &s.RepoID, &scope, &s.UserID, &s.Version, &s.Checksum, &s.EntryCount,
-		&s.TotalBytes, &s.PurgedThrough, &s.UpdatedAt); err != nil {
+		&s.TotalBytes, &s.PurgedThrough, &s.UpdatedAt, &s.UID); err != nil {
 		return s, interpret(err)
 	}
 	s.Scope = teammem.Scope(scope)

@@ -9,13 +9,13 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-const spaceColumns = `id, org_id, repo_id, scope, coalesce(user_id, 0), version, checksum, entry_count, total_bytes, purged_through, updated_at`
+const spaceColumns = `id, org_id, repo_id, scope, coalesce(user_id, 0), version, checksum, entry_count, total_bytes, purged_through, updated_at, uid`
 
 func scanSpace(row rowScanner) (teammem.Space, error) {
 	var s teammem.Space
 	var updated int64
 	if err := row.Scan(&s.ID, &s.OrgID, &s.RepoID, &s.Scope, &s.UserID, &s.Version, &s.Checksum, &s.EntryCount,
-		&s.TotalBytes, &s.PurgedThrough, &updated); err != nil {
+		&s.TotalBytes, &s.PurgedThrough, &updated, &s.UID); err != nil {
 		return s, interpret(err)
 	}
 	s.UpdatedAt = fromMicros(updated)

@@ -343,6 +343,16 @@ func testSpaces(t *testing.T, b *bundle) {
 	if all := must[[]teammem.Space](t)(b.store.SpaceList(b.ctx)); len(all) != 2 || all[0].ID != s1.ID {
 		t.Fatalf("SpaceList = %+v", all)
 	}
+	// Every space has its own uid, kept by every later read and write.
+	if len(s1.UID) != 32 || s1.UID != s2.UID || p.UID == s1.UID || len(p.UID) != 32 {
+		t.Fatalf("space uids %q, %q, personal %q", s1.UID, s2.UID, p.UID)
+	}
+	if w := b.apply(t, s1, write("a.md", "a")); w.UID != s1.UID {
+		t.Fatalf("a write changed the uid: %q → %q", s1.UID, w.UID)
+	}
+	if got := must[teammem.Space](t)(b.store.SpaceGet(b.ctx, b.org.ID, ref)); got.UID != s1.UID {
+		t.Fatalf("SpaceGet uid %q, want %q", got.UID, s1.UID)
+	}
 	// A personal space of another org's user cannot be created.
 	other := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "other", Name: "Other"}))
 	stranger := must[teammem.User](t)(b.store.UserCreate(b.ctx, other.ID, teammem.UserCreateParams{Handle: "eve", Role: teammem.RoleOwner}))

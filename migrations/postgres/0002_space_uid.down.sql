@@ -1,0 +1,2 @@
+DROP INDEX spaces_uid;
+ALTER TABLE spaces DROP COLUMN uid;

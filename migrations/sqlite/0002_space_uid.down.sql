@@ -1,0 +1,3 @@
+DROP TRIGGER spaces_uid_default;
+DROP INDEX spaces_uid;
+ALTER TABLE spaces DROP COLUMN uid;
