@@ -224,6 +224,7 @@ func reportSummary(rep *memsync.Report) string {
 	if len(rep.Skipped) > 0 {
 		parts = append(parts, fmt.Sprintf("%d skipped", len(rep.Skipped)))
 	}
+	parts = append(parts, rep.Notices()...)
 	if len(parts) == 0 {
 		return "up to date"
 	}

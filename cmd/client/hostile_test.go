@@ -99,8 +99,16 @@ func TestHostileServerCannotEscape(t *testing.T) {
 			w.WriteHeader(http.StatusConflict)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"type": "conflict", "message": "x",
 				"details": map[string]any{"conflicts": conflicts}}})
-		default: // head
+		case r.URL.Query().Get("view") == "head":
 			_ = json.NewEncoder(w).Encode(map[string]any{"version": 3, "checksum": "sha256:h"})
+		default: // a snapshot: the change list's checksums do not add up to its head, so the client asks for one
+			var entries []map[string]any
+			for _, c := range changes(scope) {
+				if c["op"] == "upsert" {
+					entries = append(entries, c)
+				}
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"version": 3, "checksum": "sha256:h", "entries": entries})
 		}
 	}))
 	defer fake.Close()

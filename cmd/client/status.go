@@ -24,6 +24,14 @@ type scopeStatus struct {
 	Suppressed string         `json:"push_suppressed,omitempty"`
 	InSync     *bool          `json:"checksum_matches_server"`
 	Server     string         `json:"server_checksum,omitempty"`
+	// Safety notes: what the last sync reconciled or held, and merges
+	// worth a review (see memsync.Report).
+	Reset             string     `json:"reset,omitempty"`
+	ResetAt           *time.Time `json:"reset_at,omitempty"`
+	HeldLocalDeletes  []string   `json:"held_local_deletes"`
+	HeldRemoteDeletes []string   `json:"held_remote_deletes"`
+	DeleteLimit       int        `json:"delete_limit"`
+	Overlapped        []string   `json:"overlapped"`
 }
 
 type statusOutput struct {
@@ -71,6 +79,7 @@ func (a *app) statusCmd() *cobra.Command {
 				if s.Changed, s.Deleted, s.Held, err = e.Pending(scope, ss); err != nil {
 					return err
 				}
+				s.safety(e, ss)
 				if out.Reachable {
 					if head, _, err := e.Client.HeadIfChanged(ctx, scope, ""); err == nil {
 						match := head.Checksum == ss.Checksum && len(s.Changed) == 0 && len(s.Deleted) == 0
@@ -121,6 +130,18 @@ func (a *app) printStatus(o statusOutput) {
 		for _, h := range s.Held {
 			fmt.Fprintf(w, "  held back   %s: %s\n", h.Key, h.Reason)
 		}
+		if s.Reset != "" {
+			fmt.Fprintf(w, "  reset       %s: %s\n", s.ResetAt.Format("2006-01-02 15:04:05"), memsync.ResetMessage(s.Reset))
+		}
+		if n := len(s.HeldLocalDeletes); n > 0 {
+			fmt.Fprintf(w, "  held        %d deletions from the server (more than %d): run teammem sync --allow-mass-delete to apply them\n", n, s.DeleteLimit)
+		}
+		if n := len(s.HeldRemoteDeletes); n > 0 {
+			fmt.Fprintf(w, "  held        %d local deletions (more than %d): run teammem sync --allow-mass-delete to send them\n", n, s.DeleteLimit)
+		}
+		for _, k := range s.Overlapped {
+			fmt.Fprintf(w, "  review      merged with overlap: review %s\n", k)
+		}
 		if s.Suppressed != "" {
 			fmt.Fprintf(w, "  pushes      SUPPRESSED (%s): delete a file or restart the watcher to retry\n", s.Suppressed)
 		}
@@ -135,5 +156,21 @@ func (a *app) printStatus(o statusOutput) {
 		default:
 			fmt.Fprintf(w, "  checksum    differs from the server (run teammem sync)\n")
 		}
+	}
+}
+
+// safety fills in what the guard held, the last reset and the overlapping
+// merges not yet looked at.
+func (s *scopeStatus) safety(e *memsync.Engine, ss *memsync.ScopeState) {
+	s.DeleteLimit = memsync.DeleteLimit(len(ss.Base))
+	s.HeldLocalDeletes = append([]string{}, ss.HeldDeletes...)
+	s.HeldRemoteDeletes = []string{}
+	if len(s.Deleted) > s.DeleteLimit {
+		s.HeldRemoteDeletes = s.Deleted
+	}
+	s.Overlapped = e.Overlaps(s.Scope, ss)
+	if ss.Reset != "" {
+		t := ss.ResetAt.Local()
+		s.Reset, s.ResetAt = ss.Reset, &t
 	}
 }

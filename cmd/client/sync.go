@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,12 +87,16 @@ func (a *app) syncCmd() *cobra.Command {
 
 func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 	var scope string
+	var allowMassDelete bool
 	cmd := &cobra.Command{
 		Use:   name,
 		Short: short,
 		Long: short + ".\n\nteam/ syncs with the repo's team memory; everything else in the memory directory with\n" +
 			"your personal memory. Files over 250000 bytes, symlinks and files holding secrets are skipped\n" +
-			"with a message. Edits made on both sides are merged line by line; nothing is lost.",
+			"with a message. Edits made on both sides are merged line by line; nothing is lost.\n\n" +
+			"A sync that would delete more than max(50, 10 % of the tracked files) on either side holds\n" +
+			"those deletions and says so; --allow-mass-delete lets them go. A server restored from an older\n" +
+			"backup, replaced, or missing the space never deletes local files: they are uploaded again.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scopes, err := scopesFlag(scope)
@@ -102,6 +107,7 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			env.engine.AllowMassDelete = allowMassDelete
 			tel := a.newTelemetry(env.engine.Client)
 			defer tel.flush(context.WithoutCancel(cmd.Context()))
 			var reports []*memsync.Report
@@ -130,6 +136,7 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&scope, "scope", "all", "team, personal or all")
+	cmd.Flags().BoolVar(&allowMassDelete, "allow-mass-delete", false, massDeleteUsage)
 	return cmd
 }
 
@@ -156,8 +163,13 @@ func (a *app) printReport(rep *memsync.Report) {
 		check = "checksum does NOT match the server (run sync again)"
 	}
 	fmt.Fprintf(w, "%s: %s; version %d, %s\n", rep.Scope, summary, rep.Version, check)
+	for _, n := range rep.Notices() {
+		fmt.Fprintf(w, "  %s\n", n)
+	}
 	for _, k := range rep.Merged {
-		fmt.Fprintf(w, "  merged %s (edited here and on the server; both sides' lines kept)\n", k)
+		if !slices.Contains(rep.Overlapped, k) {
+			fmt.Fprintf(w, "  merged %s (edited here and on the server, in different lines)\n", k)
+		}
 	}
 	for _, k := range rep.KeptLocal {
 		fmt.Fprintf(w, "  kept %s: deleted on the server but edited here; it will be uploaded again\n", k)
@@ -174,3 +186,6 @@ func withTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	}
 	return context.WithTimeout(ctx, d)
 }
+
+// massDeleteUsage documents --allow-mass-delete wherever it is offered.
+const massDeleteUsage = "let this sync delete more than max(50, 10 % of the tracked files) on either side"

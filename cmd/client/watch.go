@@ -13,6 +13,7 @@ import (
 
 func (a *app) watchCmd() *cobra.Command {
 	var debounce, maxWait, poll time.Duration
+	var allowMassDelete bool
 	cmd := &cobra.Command{
 		Use:   "watch",
 		Short: "Sync continuously: push 2 s after local changes, pull on server events",
@@ -27,6 +28,7 @@ func (a *app) watchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			env.engine.AllowMassDelete = allowMassDelete
 			tel := a.newTelemetry(env.engine.Client)
 			defer tel.flush(context.WithoutCancel(cmd.Context()))
 			lastFlush := time.Now()
@@ -51,5 +53,6 @@ func (a *app) watchCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&debounce, "debounce", 2*time.Second, "quiet time after the last local change before pushing")
 	cmd.Flags().DurationVar(&maxWait, "max-wait", 0, "longest a stream of changes may hold back a push (default 10 × --debounce)")
 	cmd.Flags().DurationVar(&poll, "poll", time.Minute, "pull interval while the live event stream is down")
+	cmd.Flags().BoolVar(&allowMassDelete, "allow-mass-delete", false, massDeleteUsage)
 	return cmd
 }

@@ -156,6 +156,8 @@ func decodeBody(r io.Reader, v any) error {
 
 // Head is a space head as the server reports it.
 type Head struct {
+	// SpaceID names the space's incarnation ("" when the server has none).
+	SpaceID    string    `json:"space_id"`
 	Version    int64     `json:"version"`
 	Checksum   string    `json:"checksum"`
 	EntryCount int       `json:"entry_count"`
@@ -182,7 +184,7 @@ func (c *Client) HeadIfChanged(ctx context.Context, scope teammem.Scope, known s
 	}
 	notModified, err := c.getJSON(ctx, c.spacePath(scope)+"?view=head", h, &head)
 	if StatusOf(err) == http.StatusNotFound {
-		return Head{Checksum: teammem.EmptySpaceChecksum}, known != teammem.EmptySpaceChecksum, nil
+		return Head{Checksum: teammem.EmptySpaceChecksum}, true, nil
 	}
 	if err != nil || notModified {
 		return head, false, err

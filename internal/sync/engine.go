@@ -41,6 +41,9 @@ type Engine struct {
 	scans memdir.ScanCache
 	// Progress, when set, hears about long transfers (done of total files).
 	Progress func(scope teammem.Scope, phase string, done, total int)
+	// AllowMassDelete lets one sync delete more files than the mass-delete
+	// guard allows (DeleteLimit), on either side.
+	AllowMassDelete bool
 }
 
 // Scopes lists both scopes in sync order.
@@ -83,9 +86,21 @@ type Report struct {
 	Pushed        []string      `json:"pushed"`         // uploaded
 	DeletedRemote []string      `json:"deleted_remote"` // deletions sent
 	Merged        []string      `json:"merged"`         // edited on both sides, merged three ways
-	Skipped       []Skip        `json:"skipped"`
-	Version       int64         `json:"version"`
-	Checksum      string        `json:"checksum"`
+	// Overlapped lists the merged files where both sides changed the same
+	// lines: both sides' lines were kept, and the file is worth a review.
+	Overlapped []string `json:"overlapped"`
+	// Reset, when set, says the server's space did not continue the synced
+	// history (ResetRestored, ResetReplaced, ResetForgotten): the mirror was
+	// reconciled with it without deleting anything.
+	Reset string `json:"reset,omitempty"`
+	// HeldLocalDeletes and HeldRemoteDeletes are deletions the mass-delete
+	// guard held back (more than DeleteLimit); AllowMassDelete lets them go.
+	HeldLocalDeletes  []string `json:"held_local_deletes"`
+	HeldRemoteDeletes []string `json:"held_remote_deletes"`
+	DeleteLimit       int      `json:"delete_limit,omitempty"`
+	Skipped           []Skip   `json:"skipped"`
+	Version           int64    `json:"version"`
+	Checksum          string   `json:"checksum"`
 	// Verified reports whether the checksum recomputed from the mirror
 	// equals the server's.
 	Verified bool `json:"verified"`
@@ -106,10 +121,14 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 	ss := st.Scope(scope)
 	rep := &Report{Scope: scope}
 	err = e.run(ctx, scope, ss, rep, pull, push)
+	e.pruneOverlaps(scope, ss)
 	if err != nil {
 		ss.LastError = err.Error()
 	} else {
 		ss.LastError, ss.LastSync = "", time.Now().UTC()
+		if rep.Reset == "" {
+			ss.Reset = "" // a later sync found the space continuing
+		}
 	}
 	rep.Version, rep.Checksum = ss.Version, ss.Checksum
 	if serr := e.States.Save(st); err == nil {
@@ -206,4 +225,29 @@ func (e *Engine) scanSecrets(content string) (secretscan.Finding, bool) {
 		return secretscan.Finding{}, false
 	}
 	return found[0], true
+}
+
+// pruneOverlaps forgets the overlapping merges whose files changed since the
+// merge wrote them (or are gone): someone has looked at them.
+func (e *Engine) pruneOverlaps(scope teammem.Scope, ss *ScopeState) {
+	root, _ := e.root(scope)
+	for k, sum := range ss.Overlaps {
+		if local, exists, err := readLocal(root, k); err == nil && (!exists || teammem.EntryChecksum(local) != sum) {
+			delete(ss.Overlaps, k)
+		}
+	}
+}
+
+// Overlaps lists the files whose last merge kept both sides of an
+// overlapping edit and that have not changed since.
+func (e *Engine) Overlaps(scope teammem.Scope, ss *ScopeState) []string {
+	root, _ := e.root(scope)
+	out := []string{}
+	for k, sum := range ss.Overlaps {
+		if local, exists, err := readLocal(root, k); err == nil && exists && teammem.EntryChecksum(local) == sum {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

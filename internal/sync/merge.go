@@ -466,3 +466,26 @@ func furthestSplit(vf, vb []int, off, n, m int) (x, y int) {
 	}
 	return x, y
 }
+
+// MergeUnion merges two versions of a file that have no known common base:
+// the lines both share (a longest common subsequence) stand for the base, so
+// lines only one side has are all kept, and where both sides differ between
+// shared lines each side's lines are kept (conflict reports that). It is
+// used when a server's space does not continue the synced history, so
+// neither version can be taken for the older one.
+func MergeUnion(ours, theirs string) (merged string, conflict bool) {
+	if ours == theirs {
+		return ours, false
+	}
+	o, t := splitLines(ours), splitLines(theirs)
+	in := interner{}
+	oid, tid := in.ids(o), in.ids(t)
+	script := lineDiff(oid, tid, len(in))
+	var base strings.Builder
+	for i, l := range o {
+		if !script.del[i] {
+			base.WriteString(l)
+		}
+	}
+	return Merge3(base.String(), ours, theirs)
+}

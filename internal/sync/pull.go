@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"slices"
 
 	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/teammem"
@@ -12,11 +11,22 @@ import (
 
 // pull brings the server's changes since the last sync to disk: a cheap
 // head check first, then only the changed entries (the full snapshot only
-// when the server forgot deletions that old).
+// when the server forgot deletions that old). A server whose space does not
+// continue the history this mirror synced (restored from an older backup,
+// replaced, or forgotten) is reconciled instead: nothing it lacks is taken
+// for a deletion.
 func (e *Engine) pull(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report) error {
-	if _, changed, err := e.Client.HeadIfChanged(ctx, scope, ss.Checksum); err != nil || !changed {
+	head, changed, err := e.Client.HeadIfChanged(ctx, scope, ss.Checksum)
+	if err != nil || !changed {
 		rep.NotModified = err == nil
 		return err
+	}
+	if reason := discontinuity(ss, head); reason != "" {
+		return e.reconcile(ctx, scope, ss, rep, reason)
+	}
+	if head.Version == 0 && ss.Version == 0 && len(ss.Base) == 0 {
+		rep.NotModified = true // nothing here, nothing there
+		return nil
 	}
 	head, changes, gone, err := e.Client.Changes(ctx, scope, ss.Version)
 	if err != nil {
@@ -27,6 +37,13 @@ func (e *Engine) pull(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 			return err
 		}
 	}
+	switch reason := discontinuity(ss, head); {
+	case reason != "": // the space moved between the two reads
+		return e.reconcile(ctx, scope, ss, rep, reason)
+	case !gone && !leadsTo(ss, changes, head):
+		return e.reconcile(ctx, scope, ss, rep, ResetRestored)
+	}
+	changes = e.guardPulledDeletes(scope, ss, changes, rep)
 	for i, c := range changes {
 		if e.Progress != nil && len(changes) > 20 {
 			e.Progress(scope, "pull", i, len(changes))
@@ -35,12 +52,19 @@ func (e *Engine) pull(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 			return err
 		}
 	}
-	ss.Version, ss.Checksum = head.Version, head.Checksum
+	ss.SpaceID = head.SpaceID
+	if len(rep.HeldLocalDeletes) == 0 {
+		// Held deletions keep the mirror at the old version, so the next
+		// sync meets them again.
+		ss.Version, ss.Checksum = head.Version, head.Checksum
+	}
 	return nil
 }
 
 // snapshotChanges turns a full snapshot into a change list: every live
-// entry, and a deletion for every synced key the snapshot lacks.
+// entry, and a deletion for every synced key the snapshot lacks. It is for
+// a client that fell behind the server's tombstone retention (410) on a
+// space that continues its history; the mass-delete guard still applies.
 func (e *Engine) snapshotChanges(ctx context.Context, scope teammem.Scope, ss *ScopeState) (Head, []RemoteEntry, error) {
 	head, entries, err := e.Client.Snapshot(ctx, scope)
 	if err != nil {
@@ -74,14 +98,14 @@ func readLocal(root, key string) (content string, exists bool, err error) {
 // is kept (and re-uploaded by the next push).
 func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry, rep *Report) error {
 	root, _ := e.root(scope)
-	if err := keyAllowed(scope, c.Key); err != nil {
-		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "refused key from the server: " + teammem.ErrorMessage(err)})
-		return nil
+	if skip := e.refuseRemote(scope, c); skip != nil {
+		delete(ss.Foreign, c.Key)
+		return e.skipRemote(ss, c, rep, *skip)
 	}
+	delete(ss.Foreign, c.Key)
 	local, exists, err := readLocal(root, c.Key)
 	if err != nil {
-		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
-		return nil
+		return e.skipRemote(ss, c, rep, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
 	}
 	base := ss.Base[c.Key]
 	localSum := teammem.EntryChecksum(local)
@@ -98,12 +122,9 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 		delete(ss.Base, c.Key)
 		return e.States.DropBase(scope, c.Key)
 	}
-	if c.Content == nil {
-		return nil
-	}
 	remote := *c.Content
 	c.Checksum = teammem.EntryChecksum(remote) // computed, not taken on trust
-	next := remote
+	next, overlap, merged := remote, false, false
 	switch {
 	case !exists && base != "" && base == c.Checksum:
 		return nil // deleted here and unchanged there: the push sends the delete
@@ -115,18 +136,20 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 		if base == "" {
 			baseContent = ""
 		}
-		next, _ = Merge3(baseContent, local, remote)
-		rep.Merged = append(rep.Merged, c.Key)
+		next, overlap = Merge3(baseContent, local, remote)
+		merged = true
 	}
 	if next != local || !exists {
 		written, err := memdir.WriteAtomic(root, c.Key, []byte(next))
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
-			return nil
+			return e.skipRemote(ss, c, rep, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
 		}
-		if written && !slices.Contains(rep.Merged, c.Key) {
+		if written && !merged {
 			rep.Pulled = append(rep.Pulled, c.Key)
 		}
+	}
+	if merged {
+		e.merged(ss, rep, c.Key, next, overlap)
 	}
 	ss.Base[c.Key] = c.Checksum
 	return e.States.SetBase(scope, c.Key, remote)

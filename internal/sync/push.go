@@ -104,6 +104,7 @@ func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 		clean = append(clean, f)
 	}
 	plan := planPush(clean, present, ss.Base)
+	e.guardPushedDeletes(ss, &plan, rep)
 	if len(plan.upserts)+len(plan.deletes) == 0 {
 		return nil
 	}
@@ -170,14 +171,14 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 		if !ok || ss.Base[u.Key] == "" {
 			baseContent = ""
 		}
-		merged, _ := Merge3(baseContent, u.Content, c.Content)
+		merged, overlap := Merge3(baseContent, u.Content, c.Content)
 		if merged != u.Content {
 			if _, err := memdir.WriteAtomic(root, u.Key, []byte(merged)); err != nil {
 				return nil, nil, fmt.Errorf("write merged %s: %w", u.Key, err)
 			}
 			local[u.Key] = merged
 		}
-		rep.Merged = appendOnce(rep.Merged, u.Key)
+		e.merged(ss, rep, u.Key, merged, overlap)
 		ss.Base[u.Key] = c.Checksum
 		if err := e.States.SetBase(scope, u.Key, c.Content); err != nil {
 			return nil, nil, err
@@ -251,6 +252,12 @@ func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res
 	// Our write moved the head. If nobody else wrote since our last pull the
 	// mirror now matches it; otherwise the version stays where our pulls got
 	// to and an unknown checksum makes the next pull fetch the rest.
+	if ss.SpaceID == "" {
+		// The first write to a space that did not exist names it. A
+		// different name stays unadopted: the next pull then sees the space
+		// was replaced.
+		ss.SpaceID = res.SpaceID
+	}
 	if res.Version == ss.Version+1 {
 		ss.Version, ss.Checksum = res.Version, res.Checksum
 	} else {

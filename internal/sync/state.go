@@ -19,13 +19,33 @@ import (
 // ScopeState is what the client remembers of one synced space. It lives in
 // the user's config dir, never inside the memory directory.
 type ScopeState struct {
+	// SpaceID is the incarnation of the server's space the mirror follows
+	// ("" before the first sync, or from a server that names none). Another
+	// SpaceID means another space: nothing it lacks is a deletion.
+	SpaceID string `json:"space_id,omitempty"`
 	// Version and Checksum are the server head the mirror last matched.
 	Version  int64  `json:"version"`
 	Checksum string `json:"checksum"`
 	// Base maps each synced key to the checksum both sides agreed on; a
 	// copy of that content is kept under base/<scope>/ for three-way merges.
-	Base     map[string]string `json:"base"`
-	LastSync time.Time         `json:"last_sync,omitzero"`
+	Base map[string]string `json:"base"`
+	// Foreign maps the server's entries that are not mirrored here (refused
+	// keys, entries too large to write) to their checksums. With Base it is
+	// what the client knows of the server's space at Version, which is how a
+	// pull checks that the server's history continues the one it synced.
+	Foreign map[string]string `json:"foreign,omitempty"`
+	// HeldDeletes lists the remote deletions the last pull did not apply
+	// because they were more than the mass-delete guard allows.
+	HeldDeletes []string `json:"held_deletes,omitempty"`
+	// Overlaps maps each file whose last merge kept both sides of an
+	// overlapping edit to the checksum the merge wrote: the file is worth a
+	// review until it changes again.
+	Overlaps map[string]string `json:"overlaps,omitempty"`
+	// Reset says why the last sync found the server's space was not a
+	// continuation of the one synced before (kept until a sync finds it is).
+	Reset    string    `json:"reset,omitempty"`
+	ResetAt  time.Time `json:"reset_at,omitzero"`
+	LastSync time.Time `json:"last_sync,omitzero"`
 	// LastError is the last sync failure, cleared by a success.
 	LastError string `json:"last_error,omitempty"`
 	// Suppressed names why the watcher stopped pushing after a permanent
@@ -54,6 +74,12 @@ func (s *State) Scope(scope teammem.Scope) *ScopeState {
 	}
 	if st.Base == nil {
 		st.Base = map[string]string{}
+	}
+	if st.Foreign == nil {
+		st.Foreign = map[string]string{}
+	}
+	if st.Overlaps == nil {
+		st.Overlaps = map[string]string{}
 	}
 	return st
 }

@@ -273,6 +273,9 @@ func (w *Watcher) report(s *watchState, rep *Report) {
 	if len(parts) > 0 {
 		w.logf("%s: %s (version %d)", rep.Scope, strings.Join(parts, ", "), rep.Version)
 	}
+	for _, n := range rep.Notices() {
+		w.logf("%s: %s", rep.Scope, n)
+	}
 	for _, sk := range rep.Skipped {
 		if id := string(rep.Scope) + "\x00" + sk.Key + "\x00" + sk.Reason; !s.reported[id] {
 			s.reported[id] = true

@@ -1,0 +1,82 @@
+package memsync
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// The mass-delete guard: one sync may delete at most max(MassDeleteFloor,
+// MassDeleteShare of the tracked files) on either side unless the user says
+// so (Engine.AllowMassDelete). A wiped directory, a bad checkout or a broken
+// server then costs a warning, not a team's memory.
+const (
+	MassDeleteFloor = 50
+	MassDeleteShare = 0.10
+)
+
+// DeleteLimit is the most deletions one sync may make, given how many files
+// it tracks.
+func DeleteLimit(tracked int) int {
+	return max(MassDeleteFloor, int(float64(tracked)*MassDeleteShare))
+}
+
+// guardPulledDeletes returns the changes to apply: all of them, or, when
+// they would remove more local files than the guard allows, only the
+// upserts. The held deletions are reported and remembered for status; the
+// mirror then stays at its version, so the next sync meets them again.
+func (e *Engine) guardPulledDeletes(scope teammem.Scope, ss *ScopeState, changes []RemoteEntry, rep *Report) []RemoteEntry {
+	root, _ := e.root(scope)
+	var removing []string
+	for _, c := range changes {
+		if c.Op != "delete" || teammem.ValidateKey(c.Key) != nil {
+			continue
+		}
+		if _, exists, err := readLocal(root, c.Key); err == nil && exists {
+			removing = append(removing, c.Key)
+		}
+	}
+	limit := DeleteLimit(len(ss.Base))
+	if len(removing) <= limit || e.AllowMassDelete {
+		ss.HeldDeletes = nil
+		return changes
+	}
+	slices.Sort(removing)
+	rep.HeldLocalDeletes, rep.DeleteLimit, ss.HeldDeletes = removing, limit, removing
+	return slices.DeleteFunc(slices.Clone(changes), func(c RemoteEntry) bool { return c.Op == "delete" })
+}
+
+// guardPushedDeletes drops a push's deletions when they are more than the
+// guard allows, reporting them; the files stay on the server.
+func (e *Engine) guardPushedDeletes(ss *ScopeState, p *pushPlan, rep *Report) {
+	limit := DeleteLimit(len(ss.Base))
+	if len(p.deletes) <= limit || e.AllowMassDelete {
+		return
+	}
+	for _, d := range p.deletes {
+		rep.HeldRemoteDeletes = append(rep.HeldRemoteDeletes, d.Key)
+	}
+	rep.DeleteLimit, p.deletes = limit, nil
+}
+
+// Notices returns the lines a person must see about a sync beyond its
+// counts: a reconciled server, deletions the guard held, merges that kept
+// both sides of an overlapping edit. Every front end (sync, watch, hooks)
+// prints them.
+func (r *Report) Notices() []string {
+	var out []string
+	if r.Reset != "" {
+		out = append(out, ResetMessage(r.Reset))
+	}
+	if n := len(r.HeldLocalDeletes); n > 0 {
+		out = append(out, fmt.Sprintf("held %d deletions from the server: more than the mass-delete guard allows (%d); the files stay here until a sync with --allow-mass-delete", n, r.DeleteLimit))
+	}
+	if n := len(r.HeldRemoteDeletes); n > 0 {
+		out = append(out, fmt.Sprintf("held %d local deletions: more than the mass-delete guard allows (%d); the files stay on the server until a sync with --allow-mass-delete", n, r.DeleteLimit))
+	}
+	for _, k := range r.Overlapped {
+		out = append(out, "merged with overlap: review "+k+" (both sides changed the same lines; both were kept)")
+	}
+	return out
+}
