@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/store/postgres"
-	"github.com/teammem/teammem/migrations"
 	"github.com/teammem/teammem/internal/store/storetest"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/testpg"
+	"github.com/teammem/teammem/migrations"
 )
 
 // MustOpen opens a store on url, closed when tb ends.
