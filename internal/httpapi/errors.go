@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -94,12 +96,19 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads a JSON body into v; malformed bodies are EInvalid and
 // bodies over the limit surface as *http.MaxBytesError.
 func decodeJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) {
 			return err
 		}
+		return teammem.Errorf(teammem.EInvalid, "request body could not be read")
+	}
+	if err := checkJSONText(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
 		return teammem.Errorf(teammem.EInvalid, "request body is not valid JSON of the expected shape: %s", jsonErrorText(err))
 	}
 	if dec.More() {

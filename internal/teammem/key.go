@@ -54,16 +54,24 @@ func keyProblem(key string) string {
 		return "absolute path"
 	}
 	for _, r := range key {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		switch {
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
 			return "control character"
+		case isBidiControl(r):
+			return "bidirectional control character"
+		case isInvisible(r):
+			return "zero-width character or byte order mark"
 		}
 	}
 	for _, seg := range strings.Split(key, "/") {
-		switch seg {
-		case "":
+		switch {
+		case seg == "":
 			return "empty path segment"
-		case ".", "..":
+		case seg == "." || seg == "..":
 			return "'.' or '..' segment"
+		case strings.HasSuffix(seg, ".") || strings.HasSuffix(seg, " "):
+			// Windows drops them, so two keys would name one file there.
+			return "a path segment ends with a dot or a space"
 		}
 	}
 	// Lexical containment, as the client checks it: the cleaned key must stay
@@ -83,4 +91,17 @@ func truncateForMessage(s string) string {
 		cut--
 	}
 	return strings.ToValidUTF8(s[:cut], "\uFFFD") + "…"
+}
+
+// isBidiControl reports whether r reorders text (the Unicode bidirectional
+// formatting characters): in a file name it makes one key look like another.
+func isBidiControl(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// isInvisible reports whether r renders as nothing: zero-width spaces and
+// joiners, the word joiner and invisible operators, the Mongolian vowel
+// separator and the byte order mark.
+func isInvisible(r rune) bool {
+	return (r >= 0x200b && r <= 0x200d) || (r >= 0x2060 && r <= 0x2064) || r == 0x180e || r == 0xfeff
 }

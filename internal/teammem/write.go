@@ -143,6 +143,9 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 	if err := checkBases(req, in); err != nil {
 		return nil, res, err
 	}
+	if err := checkMirrorable(req, in.Heads); err != nil {
+		return nil, res, err
+	}
 	var changes []EntryChange
 	op := OpWrite
 	if req.Restore {
