@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -76,8 +78,21 @@ func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	w.Header().Set("ETag", orgETag(org))
 	writeJSON(w, http.StatusOK, s.orgResponse(org))
 	return nil
+}
+
+// orgETag names the state of an org's name and settings, for If-Match on
+// PATCH /v1/org: a client that read the settings can make sure nobody
+// changed them before its change lands.
+func orgETag(o teammem.Org) string {
+	b, _ := json.Marshal(struct {
+		Name     string              `json:"name"`
+		Settings teammem.OrgSettings `json:"settings"`
+	}{o.Name, o.Settings})
+	sum := sha256.Sum256(b)
+	return `"org-` + hex.EncodeToString(sum[:16]) + `"`
 }
 
 // patchOrg serves PATCH /v1/org: it validates every given setting before
@@ -91,21 +106,28 @@ func (s *Server) patchOrg(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrictJSON(r, &body); err != nil {
 		return err
 	}
-	org, err := s.store.OrgGet(r.Context(), p.Org.ID)
-	if err != nil {
-		return err
-	}
-	upd, changed, err := s.applyOrgPatch(org, body)
+	ifMatch := strings.TrimSpace(r.Header.Get("If-Match"))
+	var changed []string
+	// The patch applies to the settings as stored at commit time, under the
+	// org's lock, so concurrent patches of different fields all land.
+	org, err := s.store.OrgEdit(r.Context(), p.Org.ID, func(cur teammem.Org) (teammem.OrgUpdateParams, error) {
+		if ifMatch != "" && ifMatch != "*" && ifMatch != orgETag(cur) {
+			return teammem.OrgUpdateParams{}, teammem.Errorf(teammem.EPreconditionFailed,
+				"the org's settings changed since they were read: If-Match does not match").
+				WithDetails(map[string]any{"etag": orgETag(cur)})
+		}
+		upd, fields, err := s.applyOrgPatch(cur, body)
+		changed = fields
+		return upd, err
+	})
 	if err != nil {
 		return err
 	}
 	if len(changed) > 0 {
-		if org, err = s.store.OrgUpdate(r.Context(), p.Org.ID, upd); err != nil {
-			return err
-		}
 		s.invalidateAuth(r.Context(), p.Org.ID)
 		s.audit(r.Context(), p, "org.update", "", org.Slug, orgAuditDetails(org, changed))
 	}
+	w.Header().Set("ETag", orgETag(org))
 	writeJSON(w, http.StatusOK, s.orgResponse(org))
 	return nil
 }

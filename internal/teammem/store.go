@@ -31,6 +31,11 @@ type Store interface {
 	OrgList(ctx context.Context) ([]Org, error)
 	// OrgUpdate changes an org's name, settings or disabled flag.
 	OrgUpdate(ctx context.Context, orgID int64, p OrgUpdateParams) (Org, error)
+	// OrgEdit is an atomic read-modify-write of an org: edit sees the org as
+	// stored, with every other OrgEdit and OrgUpdate of it held off until
+	// the change commits, and returns the update to make. An error from
+	// edit (returned as is) changes nothing; ENotFound when no such org.
+	OrgEdit(ctx context.Context, orgID int64, edit func(Org) (OrgUpdateParams, error)) (Org, error)
 	// OrgCount counts orgs; bootstrap uses it to detect an empty database.
 	OrgCount(ctx context.Context) (int, error)
 

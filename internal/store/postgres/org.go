@@ -74,17 +74,51 @@ func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
 
 // OrgUpdate changes an org's name, settings or disabled flag.
 func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
-	var settings *string
-	if p.Settings != nil {
-		b, err := json.Marshal(p.Settings)
-		if err != nil {
-			return teammem.Org{}, err
-		}
-		s := string(b)
-		settings = &s
+	settings, err := settingsArg(p.Settings)
+	if err != nil {
+		return teammem.Org{}, err
 	}
-	return scanOrg(db.pool.QueryRow(ctx, `UPDATE orgs SET name = coalesce($1, name), settings = coalesce($2, settings),
-		disabled = coalesce($3, disabled) WHERE id = $4 RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID))
+	return scanOrg(db.pool.QueryRow(ctx, updateOrgSQL, p.Name, settings, p.Disabled, orgID))
+}
+
+const updateOrgSQL = `UPDATE orgs SET name = coalesce($1, name), settings = coalesce($2, settings),
+	disabled = coalesce($3, disabled) WHERE id = $4 RETURNING ` + orgColumns
+
+// OrgEdit changes an org with a read-modify-write under the org row's lock,
+// so concurrent edits on any replica apply one after another.
+func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (teammem.OrgUpdateParams, error)) (teammem.Org, error) {
+	var org teammem.Org
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		if org, err = scanOrg(tx.QueryRow(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = $1 FOR UPDATE`, orgID)); err != nil {
+			return err
+		}
+		p, err := edit(org)
+		if err != nil {
+			return err
+		}
+		settings, err := settingsArg(p.Settings)
+		if err != nil {
+			return err
+		}
+		org, err = scanOrg(tx.QueryRow(ctx, updateOrgSQL, p.Name, settings, p.Disabled, orgID))
+		return err
+	})
+	return org, interpret(err)
+}
+
+// settingsArg encodes settings for an UPDATE that keeps the stored ones
+// when nil.
+func settingsArg(s *teammem.OrgSettings) (*string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	str := string(b)
+	return &str, nil
 }
 
 // OrgCount counts orgs.

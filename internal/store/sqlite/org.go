@@ -91,18 +91,55 @@ func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
 
 // OrgUpdate changes an org's name, settings or disabled flag.
 func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
-	var settings *string
-	if p.Settings != nil {
-		b, err := json.Marshal(p.Settings)
-		if err != nil {
-			return teammem.Org{}, err
-		}
-		s := string(b)
-		settings = &s
+	settings, err := settingsArg(p.Settings)
+	if err != nil {
+		return teammem.Org{}, err
 	}
 	row := db.w.QueryRowContext(ctx, `UPDATE orgs SET name = coalesce(?, name), settings = coalesce(?, settings),
 		disabled = coalesce(?, disabled) WHERE id = ? RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID)
 	return scanOrg(row)
+}
+
+// OrgEdit changes an org with a read-modify-write in one transaction on the
+// single writer connection, which serializes it with every other write.
+func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (teammem.OrgUpdateParams, error)) (teammem.Org, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return teammem.Org{}, interpret(err)
+	}
+	defer tx.Rollback()
+	org, err := scanOrg(tx.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = ?`, orgID))
+	if err != nil {
+		return org, err
+	}
+	p, err := edit(org)
+	if err != nil {
+		return org, err
+	}
+	settings, err := settingsArg(p.Settings)
+	if err != nil {
+		return org, err
+	}
+	org, err = scanOrg(tx.QueryRowContext(ctx, `UPDATE orgs SET name = coalesce(?, name), settings = coalesce(?, settings),
+		disabled = coalesce(?, disabled) WHERE id = ? RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID))
+	if err != nil {
+		return org, err
+	}
+	return org, interpret(tx.Commit())
+}
+
+// settingsArg encodes settings for an UPDATE that keeps the stored ones
+// when nil.
+func settingsArg(s *teammem.OrgSettings) (*string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	str := string(b)
+	return &str, nil
 }
 
 // OrgCount counts orgs.

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		"ConcurrentApply":     testConcurrentApply,
 		"PlanThroughApply":    testPlanThroughApply,
 		"PersonalSpacesSplit": testPersonalSpacesSplit,
+		"OrgEditConcurrent":   testOrgEditConcurrent,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
@@ -705,4 +706,41 @@ func testHeadsAcrossHandles(t *testing.T, b *bundle, other teammem.Store) {
 	}
 	_, sp = b.headsApply(t, b.store, sp)
 	b.checkHead(t, sp)
+}
+
+// testOrgEditConcurrent runs concurrent read-modify-writes of one org's
+// settings, each adding its own allowlist rule id: none is lost, and an
+// error from the edit changes nothing.
+func testOrgEditConcurrent(t *testing.T, b *bundle) {
+	const n = 12
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = b.store.OrgEdit(b.ctx, b.org.ID, func(o teammem.Org) (teammem.OrgUpdateParams, error) {
+				set := o.Settings
+				set.SecretAllowlist.RuleIDs = append(append([]string{}, set.SecretAllowlist.RuleIDs...), fmt.Sprintf("rule-%02d", i))
+				return teammem.OrgUpdateParams{Settings: &set}, nil
+			})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("edit %d: %v", i, err)
+		}
+	}
+	org := must[teammem.Org](t)(b.store.OrgGet(b.ctx, b.org.ID))
+	if got := len(org.Settings.SecretAllowlist.RuleIDs); got != n {
+		t.Fatalf("after %d concurrent edits the allowlist has %d rule ids: %v", n, got, org.Settings.SecretAllowlist.RuleIDs)
+	}
+	_, err := b.store.OrgEdit(b.ctx, b.org.ID, func(o teammem.Org) (teammem.OrgUpdateParams, error) {
+		return teammem.OrgUpdateParams{}, teammem.Errorf(teammem.EPreconditionFailed, "refused")
+	})
+	wantCode(t, err, teammem.EPreconditionFailed)
+	if o := must[teammem.Org](t)(b.store.OrgGet(b.ctx, b.org.ID)); o.Name != b.org.Name || len(o.Settings.SecretAllowlist.RuleIDs) != n {
+		t.Fatalf("a refused edit changed the org: %+v", o)
+	}
+	_, err = b.store.OrgEdit(b.ctx, 999999, func(o teammem.Org) (teammem.OrgUpdateParams, error) { return teammem.OrgUpdateParams{}, nil })
+	wantCode(t, err, teammem.ENotFound)
 }
