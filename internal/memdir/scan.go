@@ -139,7 +139,7 @@ func (s *scanner) walk(rel string) error {
 			s.skip(key, SkipSymlink)
 		case t.IsDir():
 			if m := s.storeMarker(key); m != "" {
-				s.skip(key, SkipStore+" ("+m+")")
+				s.skip(key, StoreReason(m))
 				continue
 			}
 			if err := s.walk(key); err != nil {

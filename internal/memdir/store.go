@@ -32,6 +32,10 @@ func StoreMarker(dir string) string {
 	return ""
 }
 
+// StoreReason is the reason Scan gives for a directory holding marker:
+// SkipStore and the marker in parentheses.
+func StoreReason(marker string) string { return SkipStore + " (" + marker + ")" }
+
 // StoreDir returns the outermost directory on the way from root to key
 // ('/'-separated, relative to root), root itself included and key itself
 // excluded, that holds a memory-store file, and that file's name. The

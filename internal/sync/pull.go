@@ -74,7 +74,7 @@ func readLocal(root, key string) (content string, exists bool, err error) {
 // is kept (and re-uploaded by the next push).
 func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry, rep *Report) error {
 	root, _ := e.root(scope)
-	if err := keyAllowed(scope, c.Key); err != nil {
+	if err := e.keyAllowed(scope, c.Key); err != nil {
 		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "refused key from the server: " + teammem.ErrorMessage(err)})
 		return nil
 	}
