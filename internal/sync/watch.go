@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -176,8 +177,7 @@ func (w *Watcher) syncPending(ctx context.Context, s *watchState) {
 
 // onFileEvent notes a local change; it reports whether a push is due.
 func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.Event) bool {
-	base := filepath.Base(ev.Name)
-	if strings.HasPrefix(base, ".teammem-tmp-") || base == ".consolidate-lock" {
+	if memdir.IgnoredName(filepath.Base(ev.Name)) { // never synced, so never a reason to push
 		return false
 	}
 	if ev.Has(fsnotify.Create) {
@@ -192,6 +192,14 @@ func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.
 	}
 	if rel == "team" || strings.HasPrefix(rel, "team"+string(filepath.Separator)) {
 		scope = teammem.ScopeTeam
+	}
+	// Changes inside a directory Claude Code's own store sync owns are its
+	// business (and arrive in bursts when it pulls): no push for them.
+	root, _ := w.Engine.root(scope)
+	if key, err := filepath.Rel(root, ev.Name); err == nil {
+		if _, _, inStore := memdir.StoreDir(root, filepath.ToSlash(key)); inStore {
+			return false
+		}
 	}
 	if s.suppressed[scope] != "" {
 		// Only a deletion lifts suppression (e.g. the fix for too many entries).
