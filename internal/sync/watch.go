@@ -262,7 +262,7 @@ func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Sc
 }
 
 // report logs what a sync changed, when it changed anything, and each
-// skipped file once.
+// skipped file and directory left alone once.
 func (w *Watcher) report(s *watchState, rep *Report) {
 	if rep == nil {
 		return
@@ -280,6 +280,12 @@ func (w *Watcher) report(s *watchState, rep *Report) {
 	add(len(rep.Merged), "merged")
 	if len(parts) > 0 {
 		w.logf("%s: %s (version %d)", rep.Scope, strings.Join(parts, ", "), rep.Version)
+	}
+	for _, ex := range rep.Excluded {
+		if id := "excluded\x00" + ex.Dir; !s.reported[id] {
+			s.reported[id] = true
+			w.logf("%s: left alone %s: %s", rep.Scope, ex.Dir, ex.Reason)
+		}
 	}
 	for _, sk := range rep.Skipped {
 		if id := string(rep.Scope) + "\x00" + sk.Key + "\x00" + sk.Reason; !s.reported[id] {
