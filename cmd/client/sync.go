@@ -135,6 +135,9 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 
 // printReport prints what one scope's sync did, for people.
 func (a *app) printReport(rep *memsync.Report) {
+	if a.printScopeLeftAlone(rep) {
+		return
+	}
 	w := a.stdout
 	var parts []string
 	add := func(keys []string, what string) {
@@ -156,6 +159,7 @@ func (a *app) printReport(rep *memsync.Report) {
 		check = "checksum does NOT match the server (run sync again)"
 	}
 	fmt.Fprintf(w, "%s: %s; version %d, %s\n", rep.Scope, summary, rep.Version, check)
+	a.printDirsLeftAlone(rep)
 	for _, k := range rep.Merged {
 		fmt.Fprintf(w, "  merged %s (edited here and on the server; both sides' lines kept)\n", k)
 	}
