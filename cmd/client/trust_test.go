@@ -106,6 +106,16 @@ func TestTrackedLocalSettingsIgnored(t *testing.T) {
 	}
 	contains(t, errOut, warning)
 	contains(t, read(t, defaultDir, "feedback_notebooks.md"), "type: feedback")
+	// And so does the dream's.
+	dreamScript := llmtest.NewScript(llmtest.ToolUse("1", "write", map[string]string{"path": "user_role.md", "content": "backend engineer\n"}),
+		llmtest.Text("Recorded the role."))
+	m.env = append(m.env, "TEAMMEM_LLM_BASE_URL="+llmtest.AnthropicServer(t, dreamScript))
+	out, errOut, code = m.run("dream", "--force")
+	if code != 0 {
+		t.Fatalf("dream exited %d: %s%s", code, out, errOut)
+	}
+	contains(t, errOut, warning)
+	contains(t, read(t, defaultDir, "user_role.md"), "backend engineer")
 
 	// A hook prints nothing, warning or not; its log has the warning.
 	m.mustHook(m.hookInput("SessionStart", "s1", ""))
