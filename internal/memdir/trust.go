@@ -79,8 +79,10 @@ func gitTracks(workTree, rel string) (bool, error) {
 	case errors.As(err, &exit) && exit.ExitCode() == 1: // "did not match any file(s) known to git"
 		return false, nil
 	}
-	msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
-	return false, fmt.Errorf("git ls-files: %v %s", err, msg)
+	if msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n"); msg != "" {
+		return false, fmt.Errorf("git ls-files: %v: %s", err, msg)
+	}
+	return false, fmt.Errorf("git ls-files: %w", err)
 }
 
 // trustedProject reports whether Claude Code's global config file records
@@ -141,10 +143,10 @@ func repoDirRefusal(dir, home, configHome string) string {
 		return "cannot resolve it: " + err.Error()
 	}
 	realHome, realConfig := home, configHome
-	if r, err := realpathDeepestExisting(home); err == nil {
+	if r, err := realpathDeepestExisting(home); err == nil && home != "" {
 		realHome = r
 	}
-	if r, err := realpathDeepestExisting(configHome); err == nil {
+	if r, err := realpathDeepestExisting(configHome); err == nil && configHome != "" {
 		realConfig = r
 	}
 	if why := placeRefusal(dir, home, configHome); why != "" {
