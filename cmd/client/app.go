@@ -30,6 +30,20 @@ type app struct {
 	repo    string
 	cwd     string
 	jsonOut bool
+
+	// resolved caches location's answer: a command resolves the memory dir
+	// once, so its warnings are shown once and every part of the command
+	// (sync, extract, dream, hook) works on the same validated directory.
+	resolved *resolvedLocation
+	// warn shows one of Resolve's warnings; nil means on stderr. A hook,
+	// which must print nothing, sends them to its log instead.
+	warn func(msg string)
+}
+
+// resolvedLocation is what memdir.Resolve answered.
+type resolvedLocation struct {
+	loc memdir.Location
+	err error
 }
 
 func newApp(getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) *app {
@@ -129,8 +143,25 @@ func first(vals ...string) string {
 	return ""
 }
 
-// location resolves the memory directory the way Claude Code does.
+// location resolves the memory directory the way Claude Code does, with
+// teammem's rules for what the repository controls (memdir.Resolve). The
+// first call of a command shows the warnings; later calls reuse its answer.
 func (a *app) location() (memdir.Location, error) {
+	if a.resolved == nil {
+		loc, err := a.resolveLocation()
+		a.resolved = &resolvedLocation{loc, err}
+		for _, w := range loc.Warnings {
+			if a.warn != nil {
+				a.warn(w)
+			} else {
+				fmt.Fprintln(a.stderr, "teammem: warning:", w)
+			}
+		}
+	}
+	return a.resolved.loc, a.resolved.err
+}
+
+func (a *app) resolveLocation() (memdir.Location, error) {
 	cwd := a.cwd
 	if cwd == "" {
 		var err error

@@ -225,6 +225,9 @@ func reportSummary(rep *memsync.Report) string {
 		parts = append(parts, fmt.Sprintf("%d skipped", len(rep.Skipped)))
 	}
 	parts = append(parts, rep.Notices()...)
+	for _, ex := range rep.Excluded {
+		parts = append(parts, "left alone "+ex.Dir+": "+ex.Reason)
+	}
 	if len(parts) == 0 {
 		return "up to date"
 	}
@@ -247,6 +250,14 @@ const hookLogMax = 1 << 20
 // back to <config dir>/teammem/hook.log when that dir cannot be resolved.
 func (a *app) openHookLog(event string) *hookLog {
 	l := &hookLog{event: first(event, "hook"), stderr: a.stderr}
+	var warnings []string
+	a.warn = func(msg string) { warnings = append(warnings, msg) } // until the log has its path
+	defer func() {
+		a.warn = func(msg string) { l.printf("warning: %s", msg) }
+		for _, w := range warnings {
+			a.warn(w)
+		}
+	}()
 	if loc, err := a.location(); err == nil {
 		if dir, err := a.localStateDir(loc); err == nil {
 			l.path = filepath.Join(dir, "hook.log")

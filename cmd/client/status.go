@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,6 +45,10 @@ type statusOutput struct {
 	Reachable  bool          `json:"server_reachable"`
 	ServerNote string        `json:"server_error,omitempty"`
 	Scopes     []scopeStatus `json:"scopes"`
+	// Warnings and Excluded are what teammem refused or leaves alone (see
+	// leftAlone).
+	Warnings []string            `json:"warnings"`
+	Excluded []memsync.Exclusion `json:"excluded_dirs"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -67,6 +72,9 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			st, err := e.States.Load()
 			if err != nil {
+				return err
+			}
+			if out.Warnings, out.Excluded, err = leftAlone(env, st); err != nil {
 				return err
 			}
 			for _, scope := range memsync.Scopes {
@@ -113,6 +121,7 @@ func (a *app) printStatus(o statusOutput) {
 	} else {
 		fmt.Fprintf(w, "server      %s — not reachable: %s\n", o.Server, o.ServerNote)
 	}
+	printLeftAlone(w, o)
 	for _, s := range o.Scopes {
 		last := "never"
 		if s.LastSync != nil {
@@ -172,5 +181,56 @@ func (s *scopeStatus) safety(e *memsync.Engine, ss *memsync.ScopeState) {
 	if ss.Reset != "" {
 		t := ss.ResetAt.Local()
 		s.Reset, s.ResetAt = ss.Reset, &t
+	}
+}
+
+// leftAlone returns what status reports beyond the sync state: the
+// warnings of resolving the memory dir (settings from the repository that
+// were ignored or refused) and the directories left to Claude Code's own
+// memory-store sync, for both scopes.
+func leftAlone(env *syncEnv, st *memsync.State) ([]string, []memsync.Exclusion, error) {
+	warnings, excluded := append([]string{}, env.loc.Warnings...), []memsync.Exclusion{}
+	for _, scope := range memsync.Scopes {
+		ex, err := env.engine.Exclusions(scope, st.Scope(scope))
+		if err != nil {
+			return nil, nil, err
+		}
+		excluded = append(excluded, ex...)
+	}
+	return warnings, excluded, nil
+}
+
+// printLeftAlone prints leftAlone's findings, one line each.
+func printLeftAlone(w io.Writer, o statusOutput) {
+	for _, msg := range o.Warnings {
+		fmt.Fprintf(w, "warning     %s\n", msg)
+	}
+	for _, ex := range o.Excluded {
+		dir := ex.Dir
+		if dir == "." {
+			dir = "memory dir"
+		}
+		fmt.Fprintf(w, "left alone  %s: %s\n", dir, ex.Reason)
+	}
+}
+
+// printScopeLeftAlone prints, for a sync whose whole scope Claude Code's
+// own store sync owns, the one line there is to say about it, and reports
+// whether it did.
+func (a *app) printScopeLeftAlone(rep *memsync.Report) bool {
+	for _, ex := range rep.Excluded {
+		if ex.Dir == "." || ex.Dir == "team" {
+			fmt.Fprintf(a.stdout, "%s: not synced: %s\n", rep.Scope, ex.Reason)
+			return true
+		}
+	}
+	return false
+}
+
+// printDirsLeftAlone prints the directories a sync left to Claude Code's
+// own store sync.
+func (a *app) printDirsLeftAlone(rep *memsync.Report) {
+	for _, ex := range rep.Excluded {
+		fmt.Fprintf(a.stdout, "  left alone %s: %s\n", ex.Dir, ex.Reason)
 	}
 }

@@ -142,6 +142,9 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 
 // printReport prints what one scope's sync did, for people.
 func (a *app) printReport(rep *memsync.Report) {
+	if a.printScopeLeftAlone(rep) {
+		return
+	}
 	w := a.stdout
 	var parts []string
 	add := func(keys []string, what string) {
@@ -166,6 +169,7 @@ func (a *app) printReport(rep *memsync.Report) {
 	for _, n := range rep.Notices() {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
+	a.printDirsLeftAlone(rep)
 	for _, k := range rep.Merged {
 		if !slices.Contains(rep.Overlapped, k) {
 			fmt.Fprintf(w, "  merged %s (edited here and on the server, in different lines)\n", k)

@@ -1,8 +1,10 @@
 // Package memdir is the teammem client's view of the disk: where a project's
-// memory lives (Claude Code's layout under the config home, its overrides and
-// the canonical git root that worktrees share), which repository it belongs
-// to (the repo slug from the origin remote), and every file operation the
-// sync engine and the background agents perform inside it.
+// memory lives (Claude Code's layout under the config home, its overrides,
+// the canonical git root that worktrees share, and the overrides a
+// repository is not allowed to make), which repository it belongs to (the
+// repo slug from the origin remote), which of its directories Claude Code's
+// own memory-store sync owns, and every file operation the sync engine and
+// the background agents perform inside it.
 //
 // Every key that comes from a server goes through Target before anything
 // touches the disk: the string rules of teammem.ValidateKey, lexical

@@ -57,6 +57,10 @@ type Location struct {
 	TeamDir       string // MemoryDir/team, synced with the repository's team space
 	TranscriptDir string // projects/<SanitizePath(ProjectRoot)>, where session transcripts go
 	Source        string // what chose MemoryDir: one of the Source constants
+	// Warnings are the settings Resolve refused while choosing MemoryDir,
+	// one sentence each for people; every command shows them (once, on
+	// stderr) and status lists them.
+	Warnings []string
 }
 
 // Resolve works out a project's Location the way Claude Code does
@@ -74,6 +78,15 @@ type Location struct {
 //     not redirect writes; Claude Code's --settings flag source has no
 //     counterpart here;
 //  4. <ConfigHome>/projects/<ProjectKey>/memory ("default").
+//
+// The local settings file sits in the repository, so teammem is stricter
+// with it than Claude Code (trust.go): it is ignored, as if it set nothing,
+// when reached through a symlink, tracked by git, or in a project the user
+// never trusted in Claude Code; a directory it names is refused (no
+// override, as for an invalid value) when it is or contains the home
+// directory, lies in a hidden directory of the home other than Claude's
+// config home, or already holds files that are not memory files. Each
+// refusal adds a warning to the Location.
 func Resolve(o Options) (Location, error) {
 	cwd := o.Cwd
 	if cwd == "" {
@@ -113,27 +126,30 @@ func Resolve(o Options) (Location, error) {
 	loc.ProjectKey = filepath.Base(projectDir)
 	loc.TranscriptDir = norm.NFC.String(ProjectDir(loc.ConfigHome, loc.ProjectRoot))
 
-	loc.MemoryDir, loc.Source = overrideDir(o, loc, cwd, home)
+	loc.MemoryDir, loc.Source, loc.Warnings = overrideDir(o, loc, cwd, home)
 	if loc.MemoryDir == "" {
 		loc.MemoryDir, loc.Source = norm.NFC.String(filepath.Join(projectDir, "memory")), SourceDefault
+	}
+	for i, w := range loc.Warnings {
+		loc.Warnings[i] = w + "; using " + loc.MemoryDir + " (" + loc.Source + ")"
 	}
 	loc.TeamDir = filepath.Join(loc.MemoryDir, "team")
 	return loc, nil
 }
 
 // overrideDir returns the memory dir chosen by rules 1–3 of Resolve, or ""
-// when none applies.
-func overrideDir(o Options, loc Location, cwd, home string) (dir, source string) {
+// when none applies, and the warnings of what it refused.
+func overrideDir(o Options, loc Location, cwd, home string) (dir, source string, warnings []string) {
 	if o.Dir != "" {
 		d := o.Dir
 		if strings.HasPrefix(d, "~/") && home != "" {
 			d = filepath.Join(home, d[2:])
 		}
-		return norm.NFC.String(resolvePath(cwd, d)), SourceFlag
+		return norm.NFC.String(resolvePath(cwd, d)), SourceFlag, nil
 	}
 	if v, ok := lookupEnv(o.Getenv, "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"); ok {
 		if p, ok := validateMemoryPath(v, false, home); ok {
-			return p, SourceCowork
+			return p, SourceCowork, nil
 		}
 	}
 	policy := o.policyFile
@@ -150,12 +166,25 @@ func overrideDir(o Options, loc Location, cwd, home string) (dir, source string)
 		if !defined {
 			continue
 		}
-		if p, ok := validateMemoryPath(raw, true, home); ok {
-			return p, SourceSettingsPrefix + s.name
+		local := s.name == "local" // the one settings file inside the repository
+		if local {
+			if why := localSettingsRefusal(s.file, loc, trustFile(o.Getenv, home, loc.ConfigHome)); why != "" {
+				warnings = append(warnings, fmt.Sprintf("autoMemoryDirectory in %s ignored: %s", s.file, why))
+				continue
+			}
 		}
-		return "", ""
+		p, ok := validateMemoryPath(raw, true, home)
+		if !ok {
+			return "", "", warnings
+		}
+		if local {
+			if why := repoDirRefusal(p, home, loc.ConfigHome); why != "" {
+				return "", "", append(warnings, fmt.Sprintf("memory dir %s from autoMemoryDirectory in %s refused: %s", p, s.file, why))
+			}
+		}
+		return p, SourceSettingsPrefix + s.name, warnings
 	}
-	return "", ""
+	return "", "", warnings
 }
 
 // policySettingsPath returns the OS's managed (policy) settings file.

@@ -2,6 +2,8 @@ package memdir
 
 import (
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -26,8 +28,13 @@ func setupResolve(t *testing.T) resolveBundle {
 	MustRepo(t, b.repo)
 	MustMkdir(t, b.sub)
 	MustGit(t, b.repo, "worktree", "add", "-q", "-b", "feature", b.wt)
+	// The user trusted the checkout in Claude Code, as anyone using it has.
+	MustWrite(t, b.trustFile(), `{"projects": {"`+b.repo+`": {"hasTrustDialogAccepted": true}}}`)
 	return b
 }
+
+// trustFile is where Claude Code records trusted projects, for this home.
+func (b resolveBundle) trustFile() string { return filepath.Join(b.home, ".claude.json") }
 
 func (b resolveBundle) options(cwd string, env map[string]string) Options {
 	return Options{Cwd: cwd, Home: b.home, Getenv: func(k string) string { return env[k] }, policyFile: b.policy}
@@ -53,7 +60,7 @@ func TestResolve(t *testing.T) {
 		TranscriptDir: filepath.Join(claude, "projects", SanitizePath(b.sub)),
 		Source:        SourceDefault,
 	}
-	if loc != want {
+	if !reflect.DeepEqual(loc, want) {
 		t.Errorf("default location:\n got %+v\nwant %+v", loc, want)
 	}
 
@@ -98,12 +105,15 @@ func TestResolveOutsideRepository(t *testing.T) {
 
 // overrideCase is one row of TestResolveOverrides, built from its bundle.
 type overrideCase struct {
-	name   string
-	env    map[string]string
-	files  map[string]string // settings file → content
-	dir    string            // Options.Dir
-	want   string            // MemoryDir
-	source string
+	name    string
+	env     map[string]string
+	files   map[string]string // settings file (or any other file) → content
+	links   map[string]string // symlink → target
+	tracked bool              // commit the local settings file
+	dir     string            // Options.Dir
+	want    string            // MemoryDir
+	source  string
+	warn    string // a substring of the one warning expected; "" expects none
 }
 
 func overrideCases(b resolveBundle) []overrideCase {
@@ -148,15 +158,95 @@ func overrideCases(b resolveBundle) []overrideCase {
 	}
 }
 
+// repoControlledCases are the rules for the local settings file, which
+// sits in the repository (issue 10 point 6).
+func repoControlledCases(b resolveBundle) []overrideCase {
+	defaultMem := filepath.Join(b.home, ".claude", "projects", SanitizePath(b.repo), "memory")
+	userFile := filepath.Join(b.home, ".claude", "settings.json")
+	localFile := filepath.Join(b.repo, ".claude", "settings.local.json")
+	other := filepath.Join(b.tmp, "other")
+	local := func(dir string) map[string]string {
+		return map[string]string{localFile: `{"autoMemoryDirectory": "` + dir + `"}`}
+	}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	return []overrideCase{
+		{name: "tracked local settings ignored", files: with(local(other), filepath.Join(other, "notes.md"), "x"), tracked: true,
+			want: defaultMem, source: SourceDefault, warn: "git tracks the file"},
+		{name: "tracked local settings fall through to user settings", tracked: true,
+			files: with(local(other), userFile, `{"autoMemoryDirectory": "/user/mem"}`),
+			want:  "/user/mem", source: "settings:user", warn: "git tracks the file"},
+		{name: "untrusted project", files: with(local(other), b.trustFile(), `{"projects": {}}`),
+			want: defaultMem, source: SourceDefault, warn: "not trusted this project"},
+		{name: "trust declined", files: with(local(other), b.trustFile(), `{"projects": {"`+b.repo+`": {"hasTrustDialogAccepted": false}}}`),
+			want: defaultMem, source: SourceDefault, warn: "not trusted"},
+		{name: "no trust file", files: with(local(other), b.trustFile(), `not json`), want: defaultMem, source: SourceDefault, warn: "not trusted"},
+		{name: "trust of a parent directory counts", files: with(local(other), b.trustFile(), `{"projects": {"`+b.tmp+`": {"hasTrustDialogAccepted": true}}}`),
+			want: other, source: "settings:local"},
+		{name: "trust file under CLAUDE_CONFIG_DIR", env: map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(b.tmp, "cfg")},
+			files: with(local(other), filepath.Join(b.tmp, "cfg", ".claude.json"), `{"projects": {"`+b.repo+`": {"hasTrustDialogAccepted": true}}}`),
+			want:  other, source: "settings:local"},
+		{name: "CLAUDE_CONFIG_DIR without its own trust file", env: map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(b.tmp, "cfg")},
+			files: local(other), want: filepath.Join(b.tmp, "cfg", "projects", SanitizePath(b.repo), "memory"), source: SourceDefault, warn: "not trusted"},
+		{name: "settings file reached through a symlink", files: map[string]string{filepath.Join(b.tmp, "elsewhere.json"): `{"autoMemoryDirectory": "` + other + `"}`},
+			links: map[string]string{localFile: filepath.Join(b.tmp, "elsewhere.json")},
+			want:  defaultMem, source: SourceDefault, warn: "through a symlink"},
+		{name: "home directory", files: local(b.home), want: defaultMem, source: SourceDefault, warn: "your home directory"},
+		{name: "parent of home", files: local(filepath.Dir(b.home)), want: defaultMem, source: SourceDefault, warn: "your home directory"},
+		{name: "~/.ssh", files: local("~/.ssh"), want: defaultMem, source: SourceDefault, warn: "hidden directory of your home"},
+		{name: "below ~/.config", files: local("~/.config/autostart/mem"), want: defaultMem, source: SourceDefault, warn: filepath.Join(b.home, ".config")},
+		{name: "symlink into ~/.ssh", files: with(local(filepath.Join(b.tmp, "innocent")), filepath.Join(b.home, ".ssh", "config"), "Host *"), links: map[string]string{filepath.Join(b.tmp, "innocent"): filepath.Join(b.home, ".ssh")},
+			want: defaultMem, source: SourceDefault, warn: "through a symlink"},
+		{name: "Claude's config home is allowed", files: local("~/.claude/memories/app"), want: filepath.Join(b.home, ".claude", "memories", "app"), source: "settings:local"},
+		{name: "hidden dir inside the config home", files: local("~/.claude/.hidden/mem"), want: defaultMem, source: SourceDefault, warn: "hidden directory"},
+		{name: "dir with a foreign file", files: with(local(other), filepath.Join(other, "a.md"), "m", filepath.Join(other, "sub", "id_ed25519"), "key"),
+			want: defaultMem, source: SourceDefault, warn: "already holds sub/id_ed25519"},
+		{name: "dir with a symlink", files: local(other), links: map[string]string{filepath.Join(other, "x.md"): b.home},
+			want: defaultMem, source: SourceDefault, warn: "already holds x.md"},
+		{name: "dir of memory files", want: other, source: "settings:local", files: with(local(other),
+			filepath.Join(other, "MEMORY.md"), "i", filepath.Join(other, "team", "t.md"), "t", filepath.Join(other, "logs", "2026", "01", "2026-01-02.md"), "l",
+			filepath.Join(other, ".consolidate-lock"), "1", filepath.Join(other, "team", "proj", ".memory-sync"), "{}",
+			filepath.Join(other, "team", "proj", "data.json"), "{}", filepath.Join(other, "NOTES.MD"), "n")},
+		{name: "store file types only inside a store", files: with(local(other), filepath.Join(other, "data.json"), "{}"),
+			want: defaultMem, source: SourceDefault, warn: "already holds data.json"},
+		{name: "a file, not a directory", files: with(local(other), other, "x"), want: defaultMem, source: SourceDefault, warn: "cannot check"},
+		// The user's own settings are theirs to point anywhere.
+		{name: "user settings may name a hidden dir", files: map[string]string{userFile: `{"autoMemoryDirectory": "~/.mem"}`},
+			want: filepath.Join(b.home, ".mem"), source: "settings:user"},
+	}
+}
+
 func TestResolveOverrides(t *testing.T) {
 	t.Parallel()
-	for i, c := range overrideCases(resolveBundle{}) {
+	runOverrideCases(t, overrideCases)
+}
+
+func TestResolveRepositoryControlled(t *testing.T) {
+	t.Parallel()
+	runOverrideCases(t, repoControlledCases)
+}
+
+// runOverrideCases runs each case on a bundle of its own.
+func runOverrideCases(t *testing.T, cases func(resolveBundle) []overrideCase) {
+	for i, c := range cases(resolveBundle{}) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			b := setupResolve(t) // each case writes its own settings files
-			tt := overrideCases(b)[i]
+			tt := cases(b)[i]
 			for f, content := range tt.files {
 				MustWrite(t, f, content)
+			}
+			for link, target := range tt.links {
+				MustMkdir(t, filepath.Dir(link))
+				MustSymlink(t, target, link)
+			}
+			if tt.tracked {
+				MustGit(t, b.repo, "add", "-f", ".claude/settings.local.json")
+				MustGit(t, b.repo, "commit", "-q", "-m", "settings")
 			}
 			o := b.options(b.repo, tt.env)
 			o.Dir = tt.dir
@@ -165,7 +255,15 @@ func TestResolveOverrides(t *testing.T) {
 				t.Fatal(err)
 			}
 			if l.MemoryDir != tt.want || l.Source != tt.source || l.TeamDir != filepath.Join(tt.want, "team") {
-				t.Errorf("MemoryDir = %q (%s), want %q (%s)", l.MemoryDir, l.Source, tt.want, tt.source)
+				t.Errorf("MemoryDir = %q (%s), want %q (%s); warnings %q", l.MemoryDir, l.Source, tt.want, tt.source, l.Warnings)
+			}
+			switch {
+			case tt.warn == "" && len(l.Warnings) > 0:
+				t.Errorf("unexpected warnings %q", l.Warnings)
+			case tt.warn != "" && (len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], tt.warn)):
+				t.Errorf("warnings = %q, want one with %q", l.Warnings, tt.warn)
+			case tt.warn != "" && !strings.HasSuffix(l.Warnings[0], "; using "+tt.want+" ("+tt.source+")"):
+				t.Errorf("warning %q does not name the directory used", l.Warnings[0])
 			}
 		})
 	}

@@ -27,6 +27,10 @@ const (
 	SkipNotRegular = "not a regular file"
 	SkipUnreadable = "unreadable"
 	SkipInvalid    = "invalid name"
+	// SkipStore starts the reason of a directory left out by
+	// ScanOptions.SkipStores; the memory-store file found follows in
+	// parentheses: "Claude Code's own memory-store sync (.memory-sync)".
+	SkipStore = "Claude Code's own memory-store sync"
 	// A file over the limit is skipped with "larger than <MaxBytes> bytes",
 	// "larger than 250000 bytes" by default.
 )
@@ -47,11 +51,19 @@ type Skipped struct {
 	Reason string // one of the Skip constants, or "larger than N bytes"
 }
 
+// IsStore reports whether s is a directory ScanOptions.SkipStores left
+// out: no key below it was read, so none of them is a deletion either.
+func (s Skipped) IsStore() bool { return strings.HasPrefix(s.Reason, SkipStore) }
+
 // ScanOptions tunes Scan.
 type ScanOptions struct {
 	// Exclude lists top-level names to leave out silently, such as "team"
 	// when scanning the personal part of the memory dir.
 	Exclude []string
+	// SkipStores leaves out every directory below the root that holds a
+	// memory-store file (see StoreMarker), reporting it as Skipped with a
+	// SkipStore reason. The root itself is not checked.
+	SkipStores bool
 	// MaxBytes is the largest file read; 0 means DefaultMaxBytes.
 	MaxBytes int64
 	// Cache, when set, lets this Scan reuse what an earlier Scan of the same
@@ -65,8 +77,8 @@ type ScanOptions struct {
 // Symlinks, to files or directories, are reported and never followed, as
 // Claude Code's team sync does (reference §3.11); so are other non-regular
 // files, files over MaxBytes, unreadable files and names that fail
-// teammem.ValidateKey. The auto-dream lock, WriteAtomic's temp files and
-// .DS_Store are left out silently at any depth.
+// teammem.ValidateKey. The names IgnoredName lists are left out silently at
+// any depth.
 //
 // A missing root yields no files and no error. A directory that cannot be
 // listed is an error rather than a skip: its files would otherwise look
@@ -80,7 +92,7 @@ func Scan(root string, opt ScanOptions) ([]File, []Skipped, error) {
 	}
 	s := &scanner{root: root, opt: opt}
 	if opt.Cache != nil {
-		s.cacheKey = fmt.Sprintf("%s\x00%d\x00%s", root, opt.MaxBytes, strings.Join(opt.Exclude, "\x00"))
+		s.cacheKey = fmt.Sprintf("%s\x00%d\x00%v\x00%s", root, opt.MaxBytes, opt.SkipStores, strings.Join(opt.Exclude, "\x00"))
 		s.seen = map[string]cachedFile{}
 	}
 	if err := s.walk(""); err != nil {
@@ -115,7 +127,7 @@ func (s *scanner) walk(rel string) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if ignoredName(name) || (rel == "" && slices.Contains(s.opt.Exclude, name)) {
+		if IgnoredName(name) || (rel == "" && slices.Contains(s.opt.Exclude, name)) {
 			continue
 		}
 		key := name
@@ -126,6 +138,10 @@ func (s *scanner) walk(rel string) error {
 		case t&fs.ModeSymlink != 0:
 			s.skip(key, SkipSymlink)
 		case t.IsDir():
+			if m := s.storeMarker(key); m != "" {
+				s.skip(key, StoreReason(m))
+				continue
+			}
 			if err := s.walk(key); err != nil {
 				return err
 			}
@@ -138,6 +154,15 @@ func (s *scanner) walk(rel string) error {
 		}
 	}
 	return nil
+}
+
+// storeMarker returns the memory-store file of the directory at key when
+// SkipStores asks for such directories to be left out.
+func (s *scanner) storeMarker(key string) string {
+	if !s.opt.SkipStores {
+		return ""
+	}
+	return StoreMarker(filepath.Join(s.root, filepath.FromSlash(key)))
 }
 
 func (s *scanner) skip(key, reason string) {
@@ -211,9 +236,10 @@ func (s *scanner) tooLarge() string {
 	return fmt.Sprintf("larger than %d bytes", s.opt.MaxBytes)
 }
 
-// ignoredName reports whether a file name is one Scan leaves out silently
-// and WriteAtomic refuses: the auto-dream lock, WriteAtomic's temp files and
-// macOS Finder's .DS_Store.
-func ignoredName(name string) bool {
-	return name == LockFileName || name == ".DS_Store" || strings.HasPrefix(name, TempPrefix)
+// IgnoredName reports whether a file name is one Scan leaves out silently,
+// WriteAtomic refuses and a watcher need not hear about: the auto-dream
+// lock, WriteAtomic's temp files, macOS Finder's .DS_Store, and Claude
+// Code's memory-store files, which neither a server nor an agent may plant.
+func IgnoredName(name string) bool {
+	return name == LockFileName || name == ".DS_Store" || strings.HasPrefix(name, TempPrefix) || isStoreFile(name)
 }

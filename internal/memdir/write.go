@@ -32,7 +32,7 @@ func WriteAtomic(root, key string, data []byte) (written bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if ignoredName(path.Base(key)) {
+	if IgnoredName(path.Base(key)) {
 		return false, &KeyError{Key: key, Reason: "reserved file name that never syncs"}
 	}
 	fi, err := os.Lstat(p)

@@ -13,6 +13,7 @@ package memsync
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,6 +52,8 @@ var Scopes = []teammem.Scope{teammem.ScopeTeam, teammem.ScopePersonal}
 
 // root returns the local directory of a scope and the top-level names it
 // excludes: team/ is the team space; everything else is personal.
+// Directories of Claude Code's own memory-store sync are left out too
+// (see scan).
 func (e *Engine) root(scope teammem.Scope) (string, []string) {
 	if scope == teammem.ScopeTeam {
 		return filepath.Join(e.MemoryDir, "team"), nil
@@ -58,16 +61,109 @@ func (e *Engine) root(scope teammem.Scope) (string, []string) {
 	return e.MemoryDir, []string{"team"}
 }
 
-// keyAllowed reports whether a key from the server may be written for a
-// scope: the personal space must never reach into team/.
-func keyAllowed(scope teammem.Scope, key string) error {
+// keyAllowed reports whether a key from the server may be written (or
+// deleted) for a scope: the personal space must never reach into team/,
+// and neither space into a directory Claude Code's own store sync owns.
+func (e *Engine) keyAllowed(scope teammem.Scope, key string) error {
 	if err := teammem.ValidateKey(key); err != nil {
 		return err
 	}
 	if scope == teammem.ScopePersonal && (key == "team" || strings.HasPrefix(key, "team/")) {
 		return teammem.Errorf(teammem.EInvalid, "personal key %q would write into team/", key)
 	}
+	root, _ := e.root(scope)
+	if dir, marker, ok := memdir.StoreDir(root, key); ok {
+		return teammem.Errorf(teammem.EInvalid, "%s lies in %s: %s", key, e.memoryPath(scope, dir), memdir.StoreReason(marker)+leftAlone)
+	}
 	return nil
+}
+
+// Exclusion is a directory of the memory dir that teammem leaves alone
+// because Claude Code 2.1.212 or later syncs it with a memory store of its
+// own (it holds .memory-sync or .memory-sync-basis). Nothing in it is read,
+// pushed, deleted on the server or written by a pull; a file synced before
+// the store was mounted stays on the server as it was.
+type Exclusion struct {
+	// Dir is relative to the memory dir, '/'-separated ("team/proj"); "."
+	// is the memory dir itself, Claude Code's user store, which takes the
+	// whole personal scope.
+	Dir    string `json:"dir"`
+	Reason string `json:"reason"`
+}
+
+// leftAlone ends the reason of every exclusion.
+const leftAlone = "; teammem leaves it alone"
+
+// memoryPath turns a directory relative to a scope's root into one
+// relative to the memory dir.
+func (e *Engine) memoryPath(scope teammem.Scope, dir string) string {
+	if scope == teammem.ScopeTeam {
+		return path.Join("team", dir)
+	}
+	return dir
+}
+
+// scopeExcluded returns the exclusion of a whole scope: its root holds a
+// memory-store file. Claude Code mounts its user store at the memory dir,
+// so that one turns off the personal scope; team/ itself is never a store,
+// but is treated the same should it hold one.
+func (e *Engine) scopeExcluded(scope teammem.Scope) (Exclusion, bool) {
+	root, _ := e.root(scope)
+	m := memdir.StoreMarker(root)
+	if m == "" {
+		return Exclusion{}, false
+	}
+	return Exclusion{Dir: e.memoryPath(scope, "."), Reason: memdir.StoreReason(m) + leftAlone + ": the " + string(scope) + " scope is not synced"}, true
+}
+
+// scan reads a scope's local files for a push, status or verification.
+// Directories Claude Code's store sync owns are not read: each is noted in
+// rep (when not nil), and each synced key inside one comes back as
+// skipped, so that it is never taken for a local deletion. A store mounted
+// over a directory teammem synced before thus freezes those entries on the
+// server instead of deleting them there.
+func (e *Engine) scan(scope teammem.Scope, ss *ScopeState, rep *Report) ([]memdir.File, []memdir.Skipped, error) {
+	root, exclude := e.root(scope)
+	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans, SkipStores: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	var kept []memdir.Skipped
+	for _, s := range skipped {
+		if !s.IsStore() {
+			kept = append(kept, s)
+			continue
+		}
+		dir, synced := e.memoryPath(scope, s.Key), 0
+		for _, k := range sortedKeys(ss.Base) {
+			if strings.HasPrefix(k, s.Key+"/") {
+				synced++
+				kept = append(kept, memdir.Skipped{Key: k, Reason: "in " + dir + ", " + s.Reason + ": not synced; the server keeps it as last synced"})
+			}
+		}
+		if rep != nil {
+			ex := Exclusion{Dir: dir, Reason: s.Reason + leftAlone}
+			if synced > 0 {
+				ex.Reason += fmt.Sprintf(" (%d files synced before stay on the server as they were)", synced)
+			}
+			rep.Excluded = append(rep.Excluded, ex)
+		}
+	}
+	slices.SortFunc(kept, func(a, b memdir.Skipped) int { return strings.Compare(a.Key, b.Key) })
+	return files, kept, nil
+}
+
+// Exclusions lists the directories of a scope that teammem leaves to
+// Claude Code's own memory-store sync, for status.
+func (e *Engine) Exclusions(scope teammem.Scope, ss *ScopeState) ([]Exclusion, error) {
+	if ex, ok := e.scopeExcluded(scope); ok {
+		return []Exclusion{ex}, nil
+	}
+	rep := &Report{}
+	if _, _, err := e.scan(scope, ss, rep); err != nil {
+		return nil, err
+	}
+	return rep.Excluded, nil
 }
 
 // Skip is a local file left out of a sync, and why.
@@ -99,15 +195,22 @@ type Report struct {
 	HeldRemoteDeletes []string `json:"held_remote_deletes"`
 	DeleteLimit       int      `json:"delete_limit,omitempty"`
 	Skipped           []Skip   `json:"skipped"`
-	Version           int64    `json:"version"`
-	Checksum          string   `json:"checksum"`
+	// Excluded lists the directories left to Claude Code's own store sync.
+	Excluded []Exclusion `json:"excluded,omitempty"`
+	Version  int64       `json:"version"`
+	Checksum string      `json:"checksum"`
 	// Verified reports whether the checksum recomputed from the mirror
 	// equals the server's.
 	Verified bool `json:"verified"`
 }
 
-// Sync pulls then pushes scope, under the state lock.
+// Sync pulls then pushes scope, under the state lock. A scope whose root
+// Claude Code's own store sync owns is not synced at all: the report only
+// lists that exclusion.
 func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool) (*Report, error) {
+	if ex, ok := e.scopeExcluded(scope); ok {
+		return &Report{Scope: scope, Excluded: []Exclusion{ex}}, nil
+	}
 	unlock, err := e.States.Lock()
 	if err != nil {
 		return nil, err
@@ -153,16 +256,17 @@ func (e *Engine) run(ctx context.Context, scope teammem.Scope, ss *ScopeState, r
 			}
 		}
 	}
-	verified, err := e.verify(scope, ss)
+	verified, err := e.verify(scope, ss, rep)
 	rep.Verified = verified
 	return err
 }
 
 // verify recomputes the space checksum from the mirror: the local files
-// whose content matches their synced base.
-func (e *Engine) verify(scope teammem.Scope, ss *ScopeState) (bool, error) {
-	root, exclude := e.root(scope)
-	files, _, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans})
+// whose content matches their synced base. It notes in rep the directories
+// it left out.
+func (e *Engine) verify(scope teammem.Scope, ss *ScopeState, rep *Report) (bool, error) {
+	root, _ := e.root(scope)
+	files, skipped, err := e.scan(scope, ss, rep)
 	if err != nil {
 		return false, err
 	}
@@ -172,6 +276,12 @@ func (e *Engine) verify(scope teammem.Scope, ss *ScopeState) (bool, error) {
 			sums[f.Key] = f.Checksum
 		}
 	}
+	for _, s := range skipped {
+		// Frozen in a store directory: it counts as last synced.
+		if _, _, inStore := memdir.StoreDir(root, s.Key); inStore && ss.Base[s.Key] != "" {
+			sums[s.Key] = ss.Base[s.Key]
+		}
+	}
 	return len(sums) == len(ss.Base) && teammem.SpaceChecksum(sums) == ss.Checksum, nil
 }
 
@@ -179,12 +289,14 @@ func (e *Engine) verify(scope teammem.Scope, ss *ScopeState) (bool, error) {
 // deleted locally) and the files a push holds back (too big, symlinks,
 // secrets), which stay on this machine.
 func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted []string, held []Skip, err error) {
-	root, exclude := e.root(scope)
-	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans})
+	changed, deleted, held = []string{}, []string{}, []Skip{}
+	if _, ok := e.scopeExcluded(scope); ok {
+		return changed, deleted, held, nil // never synced: nothing pending
+	}
+	files, skipped, err := e.scan(scope, ss, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	changed, deleted, held = []string{}, []string{}, []Skip{}
 	present := map[string]bool{}
 	for _, s := range skipped {
 		present[s.Key] = true // too big or a symlink now: not a deletion

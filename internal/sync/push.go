@@ -82,8 +82,7 @@ func batches(p pushPlan) [][]BatchUpsert {
 // push uploads local changes since the bases, merging three ways whenever
 // the server moved on.
 func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report) error {
-	root, exclude := e.root(scope)
-	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans})
+	files, skipped, err := e.scan(scope, ss, nil)
 	if err != nil {
 		return err
 	}

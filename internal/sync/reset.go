@@ -145,7 +145,7 @@ func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r RemoteEntry, rep *
 // refuseRemote returns why an entry from the server must not be written
 // here, or nil when it may be.
 func (e *Engine) refuseRemote(scope teammem.Scope, r RemoteEntry) *Skip {
-	if err := keyAllowed(scope, r.Key); err != nil {
+	if err := e.keyAllowed(scope, r.Key); err != nil {
 		return &Skip{Key: r.Key, Reason: "refused key from the server: " + teammem.ErrorMessage(err)}
 	}
 	if r.Op != "delete" && r.Content == nil {

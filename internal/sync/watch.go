@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -176,8 +177,7 @@ func (w *Watcher) syncPending(ctx context.Context, s *watchState) {
 
 // onFileEvent notes a local change; it reports whether a push is due.
 func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.Event) bool {
-	base := filepath.Base(ev.Name)
-	if strings.HasPrefix(base, ".teammem-tmp-") || base == ".consolidate-lock" {
+	if memdir.IgnoredName(filepath.Base(ev.Name)) { // never synced, so never a reason to push
 		return false
 	}
 	if ev.Has(fsnotify.Create) {
@@ -192,6 +192,14 @@ func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.
 	}
 	if rel == "team" || strings.HasPrefix(rel, "team"+string(filepath.Separator)) {
 		scope = teammem.ScopeTeam
+	}
+	// Changes inside a directory Claude Code's own store sync owns are its
+	// business (and arrive in bursts when it pulls): no push for them.
+	root, _ := w.Engine.root(scope)
+	if key, err := filepath.Rel(root, ev.Name); err == nil {
+		if _, _, inStore := memdir.StoreDir(root, filepath.ToSlash(key)); inStore {
+			return false
+		}
 	}
 	if s.suppressed[scope] != "" {
 		// Only a deletion lifts suppression (e.g. the fix for too many entries).
@@ -254,7 +262,7 @@ func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Sc
 }
 
 // report logs what a sync changed, when it changed anything, and each
-// skipped file once.
+// skipped file and directory left alone once.
 func (w *Watcher) report(s *watchState, rep *Report) {
 	if rep == nil {
 		return
@@ -275,6 +283,12 @@ func (w *Watcher) report(s *watchState, rep *Report) {
 	}
 	for _, n := range rep.Notices() {
 		w.logf("%s: %s", rep.Scope, n)
+	}
+	for _, ex := range rep.Excluded {
+		if id := "excluded\x00" + ex.Dir; !s.reported[id] {
+			s.reported[id] = true
+			w.logf("%s: left alone %s: %s", rep.Scope, ex.Dir, ex.Reason)
+		}
 	}
 	for _, sk := range rep.Skipped {
 		if id := string(rep.Scope) + "\x00" + sk.Key + "\x00" + sk.Reason; !s.reported[id] {
