@@ -12,7 +12,6 @@ package memsync
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -67,12 +66,6 @@ func keyAllowed(scope teammem.Scope, key string) error {
 	return nil
 }
 
-// Skip is a local file left out of a sync, and why.
-type Skip struct {
-	Key    string `json:"key"`
-	Reason string `json:"reason"`
-}
-
 // Report says what one sync of one scope did.
 type Report struct {
 	Scope         teammem.Scope `json:"scope"`
@@ -121,16 +114,16 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 func (e *Engine) run(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report, pull, push bool) error {
 	if pull {
 		if err := e.pull(ctx, scope, ss, rep); err != nil {
-			return fmt.Errorf("pull %s: %w", scope, err)
+			return &StepError{Step: StepPull, Scope: scope, Err: err}
 		}
 	}
 	if push {
 		if err := e.push(ctx, scope, ss, rep); err != nil {
-			return fmt.Errorf("push %s: %w", scope, err)
+			return &StepError{Step: StepPush, Scope: scope, Err: err}
 		}
 		if pull && ss.Checksum == "" { // others wrote while we pushed: catch up
 			if err := e.pull(ctx, scope, ss, rep); err != nil {
-				return fmt.Errorf("pull %s: %w", scope, err)
+				return &StepError{Step: StepPull, Scope: scope, Err: err}
 			}
 		}
 	}
@@ -169,7 +162,7 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 	present := map[string]bool{}
 	for _, s := range skipped {
 		present[s.Key] = true // too big or a symlink now: not a deletion
-		held = append(held, Skip{Key: s.Key, Reason: s.Reason})
+		held = append(held, scanSkip(s))
 	}
 	for _, f := range files {
 		present[f.Key] = true
@@ -177,7 +170,7 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 			continue
 		}
 		if found, ok := e.scanSecrets(string(f.Content)); ok {
-			held = append(held, Skip{Key: f.Key, Reason: "secret: " + found.String()})
+			held = append(held, secretSkip(f.Key, found))
 			continue
 		}
 		changed = append(changed, f.Key)

@@ -75,12 +75,17 @@ func readLocal(root, key string) (content string, exists bool, err error) {
 func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry, rep *Report) error {
 	root, _ := e.root(scope)
 	if err := keyAllowed(scope, c.Key); err != nil {
-		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "refused key from the server: " + teammem.ErrorMessage(err)})
+		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Kind: SkipRefusedKey, Detail: teammem.ErrorMessage(err)})
+		return nil
+	}
+	if limit := e.Client.EntryLimit(); c.Content != nil && len(*c.Content) > limit {
+		// Never written, and the base stays: the entry is not taken for synced.
+		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Kind: SkipTooLarge, Limit: int64(limit)})
 		return nil
 	}
 	local, exists, err := readLocal(root, c.Key)
 	if err != nil {
-		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
+		rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 		return nil
 	}
 	base := ss.Base[c.Key]
@@ -121,7 +126,7 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 	if next != local || !exists {
 		written, err := memdir.WriteAtomic(root, c.Key, []byte(next))
 		if err != nil {
-			rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
+			rep.Skipped = append(rep.Skipped, Skip{Key: c.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 			return nil
 		}
 		if written && !slices.Contains(rep.Merged, c.Key) {
