@@ -150,7 +150,7 @@ func (a *app) printStatus(o statusOutput) {
 		}
 		switch {
 		case s.InSync == nil:
-			fmt.Fprintf(w, "  checksum    unknown (no answer from the server)\n")
+			fmt.Fprintf(w, "  checksum    unknown (the server check failed)\n")
 		case *s.InSync:
 			fmt.Fprintf(w, "  checksum    matches the server\n")
 		default:
