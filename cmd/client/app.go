@@ -40,6 +40,8 @@ func newApp(getenv func(string) string, stdin io.Reader, stdout, stderr io.Write
 	return &app{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 }
 
+// root builds the command tree. Usage mistakes anywhere in it (flags,
+// arguments, unknown commands) come back as usageError, exit 2.
 func (a *app) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "teammem",
@@ -201,6 +203,8 @@ func parseServerURL(raw string) (string, error) {
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
+// first returns the first non-empty value: flag, then environment, then
+// saved login, in that order everywhere.
 func first(vals ...string) string {
 	for _, v := range vals {
 		if v != "" {
@@ -222,7 +226,7 @@ func (a *app) location() (memdir.Location, error) {
 	home, _ := os.UserHomeDir()
 	loc, err := memdir.Resolve(memdir.Options{Cwd: cwd, Getenv: a.getenv, Home: home, Dir: first(a.dir, a.getenv("TEAMMEM_MEMORY_DIR"))})
 	if err != nil || loc.Source != memdir.SourceFlag {
-		return loc, err
+		return loc, err // Claude Code's own location is made on first write, as it does
 	}
 	return loc, a.explicitDir(loc.MemoryDir)
 }

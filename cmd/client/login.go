@@ -15,6 +15,9 @@ import (
 	memsync "github.com/teammem/teammem/internal/sync"
 )
 
+// loginCmd is `teammem login`: check the key with GET /v1/me (unless
+// --no-check) and save server and key. A failed check exits 4 or 5 like
+// every other request (see main.go).
 func (a *app) loginCmd() *cobra.Command {
 	var skipCheck bool
 	cmd := &cobra.Command{

@@ -44,6 +44,10 @@ type statusOutput struct {
 	Scopes      []scopeStatus    `json:"scopes"`
 }
 
+// statusCmd is `teammem status`. The local half (paths, state, pending
+// changes) is printed whatever the server does; the server half says
+// whether it answered and accepted the key, and the exit code says the
+// same (4 unreachable, 5 key refused).
 func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
@@ -104,6 +108,7 @@ func (a *app) statusCmd() *cobra.Command {
 	}
 }
 
+// scopeDir says where a scope's files live locally.
 func scopeDir(env *syncEnv, scope teammem.Scope) string {
 	if scope == teammem.ScopeTeam {
 		return env.loc.TeamDir
@@ -111,6 +116,8 @@ func scopeDir(env *syncEnv, scope teammem.Scope) string {
 	return env.loc.MemoryDir + " (without team/)"
 }
 
+// printStatus prints the status for people. The server line names which of
+// "not reachable", "refuses the API key" or another failure it was.
 func (a *app) printStatus(o statusOutput) {
 	w := a.stdout
 	fmt.Fprintf(w, "memory dir  %s (%s)\n", o.MemoryDir, o.Source)

@@ -85,6 +85,8 @@ func (a *app) syncCmd() *cobra.Command {
 	return a.transferCmd("sync", "Pull, then push: after it, both sides hold the same memory", true, true)
 }
 
+// transferCmd builds pull, push and sync: each scope in turn, every scope
+// reported (failed ones too), and the first failure decides the exit code.
 func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 	var scope string
 	cmd := &cobra.Command{
