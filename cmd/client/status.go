@@ -55,7 +55,7 @@ func (a *app) statusCmd() *cobra.Command {
 		Long: "status shows what is where and how it stands: paths, repo, server and user, each scope's last\n" +
 			"sync, pending changes, held-back files, push suppression and whether the checksum matches the\n" +
 			"server's. It prints everything it can, then exits 4 when no teammem server answered, 5 when the\n" +
-			"server refused the API key, 1 for another server failure.",
+			"server refused the API key, 1 for another server failure. Each request is tried at most twice.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := a.newSyncEnv()
@@ -63,6 +63,10 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			e := env.engine
+			// status reports how things stand now, quickly: one retry
+			// rides out a blip, four would keep a dead server's answer
+			// waiting for seconds.
+			e.Client.Attempts = 2
 			out := statusOutput{MemoryDir: env.loc.MemoryDir, Source: env.loc.Source, Repo: env.repo, Server: e.Client.BaseURL}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
