@@ -24,6 +24,11 @@ const (
 	SkipServerSecret SkipKind = "server_secret" // the server's scan refused it (RuleID, Label, Line)
 	SkipRefusedKey   SkipKind = "refused_key"   // a key from the server that may not be written here (Detail)
 	SkipWriteFailed  SkipKind = "write_failed"  // a pulled entry that could not be written (Detail)
+	SkipNoContent    SkipKind = "no_content"    // the server sent an upsert without content
+	// SkipLeftAlone is a synced file inside a directory another sync owns
+	// (Claude Code's own memory stores): neither read nor written; Detail
+	// says which directory and why.
+	SkipLeftAlone SkipKind = "left_alone"
 )
 
 // Skip is one file or entry left out of a sync, and why, as values.
@@ -62,6 +67,10 @@ func (s Skip) Message() string {
 		return "refused key from the server: " + s.Detail
 	case SkipWriteFailed:
 		return "not written: " + s.Detail
+	case SkipNoContent:
+		return "the server sent no content"
+	case SkipLeftAlone:
+		return s.Detail
 	}
 	return string(s.Kind)
 }
