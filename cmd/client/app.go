@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +41,8 @@ type app struct {
 	// warn shows one of Resolve's warnings; nil means on stderr. A hook,
 	// which must print nothing, sends them to its log instead.
 	warn func(msg string)
+	// create is --create: make a --dir that does not exist.
+	create bool
 }
 
 // resolvedLocation is what memdir.Resolve answered.
@@ -50,16 +55,26 @@ func newApp(getenv func(string) string, stdin io.Reader, stdout, stderr io.Write
 	return &app{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 }
 
+// root builds the command tree. Usage mistakes anywhere in it (flags,
+// arguments, unknown commands) come back as usageError, exit 2.
 func (a *app) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "teammem",
 		Short: "Keep Claude Code's memory directory in sync with a teammem server",
 		Long: "teammem finds the memory directory Claude Code uses for the repository you are in,\n" +
 			"syncs team/ with the repo's team memory and the rest with your personal memory,\n" +
-			"and runs memory extraction and consolidation with a model you configure.\n\n" +
-			"Exit codes: 0 success, 1 failure, 2 bad usage, 3 secrets found (scan) or lint problems (index --lint).",
+			"and runs memory extraction and consolidation with a model you configure.\n\n" + exitCodesPhrase,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Without a Run of its own, cobra would print help and succeed on
+		// an unknown command; with one, the unknown name reaches Args.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q; run teammem --help for the list", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -71,9 +86,30 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&a.repo, "repo", "", "repo slug owner/name or host/owner/name (default: from the origin remote)")
 	pf.StringVar(&a.cwd, "cwd", "", "work as if started in this directory")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON for scripts instead of text")
+	pf.BoolVar(&a.create, "create", false, "create the --dir directory (0700) when it does not exist")
 	root.AddCommand(a.loginCmd(), a.pullCmd(), a.pushCmd(), a.syncCmd(), a.statusCmd(), a.watchCmd(), a.scanCmd(), a.indexCmd(),
 		a.logCmd(), a.extractCmd(), a.dreamCmd(), a.hookCmd(), a.agentsCmd())
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes every argument mistake a usage error (exit 2): a command
+// that declares no Args takes none, and whatever an Args check refuses is
+// wrapped in usageError.
+func usageArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
+	check := c.Args
+	if check == nil {
+		check = cobra.NoArgs
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &usageError{err}
+		}
+		return nil
+	}
 }
 
 // config is what `teammem login` saves.
@@ -123,17 +159,67 @@ func (a *app) credentials() (server, key string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	server = first(a.server, a.getenv("TEAMMEM_SERVER"), c.Server)
 	key = first(a.apiKey, a.getenv("TEAMMEM_API_KEY"), c.APIKey)
+	server, err = a.serverURL(c.Server)
 	switch {
+	case err != nil:
+		return "", "", err
 	case server == "":
 		return "", "", fmt.Errorf("no server configured: run `teammem login --server URL` or set TEAMMEM_SERVER")
 	case key == "":
 		return "", "", fmt.Errorf("no API key configured: run `teammem login` or set TEAMMEM_API_KEY")
 	}
-	return strings.TrimRight(server, "/"), key, nil
+	return server, key, nil
 }
 
+// serverURL returns the server URL from --server, TEAMMEM_SERVER or saved
+// (the login's), checked by parseServerURL; "" when none is set. A bad
+// --server is a usage error; a bad variable or saved login names where the
+// value came from.
+func (a *app) serverURL(saved string) (string, error) {
+	raw, from := a.server, "--server"
+	switch {
+	case raw != "":
+	case a.getenv("TEAMMEM_SERVER") != "":
+		raw, from = a.getenv("TEAMMEM_SERVER"), "TEAMMEM_SERVER"
+	default:
+		raw, from = saved, "the saved login (run teammem login again)"
+	}
+	if raw == "" {
+		return "", nil
+	}
+	u, err := parseServerURL(raw)
+	switch {
+	case err != nil && from == "--server":
+		return "", &usageError{fmt.Errorf("--server %q: %v", raw, err)}
+	case err != nil:
+		return "", fmt.Errorf("server URL %q from %s: %v", raw, from, err)
+	}
+	return u, nil
+}
+
+// parseServerURL checks a server URL the one way every command does: an
+// http or https URL with a host and nothing after the path. It returns the
+// URL without a trailing slash.
+func parseServerURL(raw string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	switch {
+	case err != nil:
+		return "", errors.New("not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", errors.New("want an http:// or https:// URL")
+	case u.Host == "" || u.Hostname() == "":
+		return "", errors.New("the URL has no host")
+	case u.User != nil:
+		return "", errors.New("put the API key in TEAMMEM_API_KEY, not in the URL")
+	case u.RawQuery != "" || u.Fragment != "" || u.ForceQuery:
+		return "", errors.New("the URL must not have a query or fragment")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// first returns the first non-empty value: flag, then environment, then
+// saved login, in that order everywhere.
 func first(vals ...string) string {
 	for _, v := range vals {
 		if v != "" {
@@ -170,7 +256,32 @@ func (a *app) resolveLocation() (memdir.Location, error) {
 		}
 	}
 	home, _ := os.UserHomeDir()
-	return memdir.Resolve(memdir.Options{Cwd: cwd, Getenv: a.getenv, Home: home, Dir: first(a.dir, a.getenv("TEAMMEM_MEMORY_DIR"))})
+	loc, err := memdir.Resolve(memdir.Options{Cwd: cwd, Getenv: a.getenv, Home: home, Dir: first(a.dir, a.getenv("TEAMMEM_MEMORY_DIR"))})
+	if err != nil || loc.Source != memdir.SourceFlag {
+		return loc, err // Claude Code's own location is made on first write, as it does
+	}
+	return loc, a.explicitDir(loc.MemoryDir)
+}
+
+// explicitDir checks a memory dir named by --dir or TEAMMEM_MEMORY_DIR: it
+// must exist (a typo would otherwise sync into a fresh, empty directory)
+// unless --create asks for it to be made.
+func (a *app) explicitDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return fmt.Errorf("memory directory %s is not a directory", dir)
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("memory directory: %w", err)
+	case !a.create:
+		return &usageError{fmt.Errorf("memory directory %s does not exist; check --dir (or TEAMMEM_MEMORY_DIR) or pass --create to create it", dir)}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create memory directory: %w", err)
+	}
+	return nil
 }
 
 // localStateDir is where the client keeps per-directory state that does not

@@ -105,14 +105,16 @@ func (m *machine) must(args ...string) string {
 	return out
 }
 
-// memDir is where Claude Code keeps this clone's memory.
+// memDir is where Claude Code keeps this clone's memory. status prints it
+// also when no server answers (and then exits 4).
 func (m *machine) memDir() string {
 	m.t.Helper()
 	var st struct {
 		MemoryDir string `json:"memory_dir"`
 	}
-	if err := json.Unmarshal([]byte(m.must("status", "--json")), &st); err != nil || st.MemoryDir == "" {
-		m.t.Fatalf("status --json: %v", err)
+	out, errOut, code := m.run("status", "--json")
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.MemoryDir == "" || (code != 0 && code != 4) {
+		m.t.Fatalf("status --json: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
 	return st.MemoryDir
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -173,4 +175,111 @@ func snapshotTree(t *testing.T, root, skip string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestHostileServerLimits points the client at servers that send an entry
+// over the size cap, a 200 MB answer, or redirects to another port: nothing
+// is written for the first two, and the key never reaches the other port.
+func TestHostileServerLimits(t *testing.T) {
+	t.Parallel()
+	head := map[string]any{"scope": "team", "version": 3, "checksum": "sha256:" + strings.Repeat("3", 64), "max_entry_bytes": 1 << 20}
+	changes := func(entries ...map[string]any) map[string]any {
+		body := map[string]any{"since": 0, "changes": entries}
+		for k, v := range head {
+			body[k] = v
+		}
+		return body
+	}
+	entry := func(key, content string) map[string]any {
+		return map[string]any{"key": key, "op": "upsert", "checksum": "sha256:x", "content": content, "version": 3}
+	}
+	var seen atomic.Int32 // requests the redirect target got
+	var keySeen atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen.Add(1)
+		if r.Header.Get("Authorization") != "" || r.Header.Get("x-api-key") != "" {
+			keySeen.Store(true)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(changes(entry("stolen.md", "via the redirect\n")))
+	}))
+	t.Cleanup(other.Close)
+
+	hostile := map[string]http.HandlerFunc{
+		"big entry": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			list := []map[string]any{entry("big.md", strings.Repeat("x", 300_000)), entry("fine.md", "fine\n")}
+			switch {
+			case strings.HasSuffix(r.URL.Path, "/changes"):
+				_ = json.NewEncoder(w).Encode(changes(list...))
+			case r.URL.Query().Get("view") == "head":
+				_ = json.NewEncoder(w).Encode(head)
+			default: // its checksums do not add up, so the client asks for a snapshot
+				snap := changes()
+				snap["entries"] = list
+				_ = json.NewEncoder(w).Encode(snap)
+			}
+		},
+		"200 MB": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if !strings.HasSuffix(r.URL.Path, "/changes") {
+				_ = json.NewEncoder(w).Encode(head)
+				return
+			}
+			_, _ = io.WriteString(w, `{"scope":"team","version":3,"changes":[{"key":"huge.md","op":"upsert","content":"`)
+			chunk := []byte(strings.Repeat("x", 1<<16))
+			for sent := 0; sent < 200<<20; sent += len(chunk) {
+				if _, err := w.Write(chunk); err != nil {
+					return // the client hung up, as it should
+				}
+			}
+			_, _ = io.WriteString(w, `"}]}`)
+		},
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
+		},
+	}
+	for name, h := range hostile {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fake := httptest.NewServer(h)
+			defer fake.Close()
+			mem := filepath.Join(t.TempDir(), "memory")
+			if err := os.MkdirAll(filepath.Join(mem, "team"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			m := newMachine(t, fake.URL, "git@github.com:acme/widgets.git")
+			m.env = append(m.env, "TEAMMEM_MEMORY_DIR="+mem)
+			out, errOut, code := m.run("pull", "--scope", "team")
+			switch name {
+			case "big entry":
+				if code != 0 || read(t, mem, "team/fine.md") != "fine\n" || !strings.Contains(out, "skipped big.md: larger than 250000 bytes") {
+					t.Fatalf("exit %d\n%s%s", code, out, errOut)
+				}
+				if _, err := os.Lstat(filepath.Join(mem, "team", "big.md")); err == nil {
+					t.Fatal("the oversized entry was written")
+				}
+			case "200 MB":
+				if code != 4 || !strings.Contains(out, "larger than the client's limit") {
+					t.Fatalf("exit %d\n%s%s", code, out, errOut)
+				}
+			case "redirect":
+				m.write(mem, "team/local.md", "to push\n")
+				out2, _, code2 := m.run("push", "--scope", "team")
+				if code != 4 || code2 != 4 || !strings.Contains(out, "the server answered a redirect (307 to "+other.URL) {
+					t.Fatalf("exit %d, %d\n%s%s%s", code, code2, out, out2, errOut)
+				}
+			}
+			if name != "big entry" {
+				if entries, _ := os.ReadDir(filepath.Join(mem, "team")); len(entries) > 1 || len(entries) == 1 && entries[0].Name() != "local.md" {
+					t.Fatalf("written: %v", entries)
+				}
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if seen.Load() != 0 || keySeen.Load() {
+			t.Errorf("the redirect target got %d requests (key sent: %v)", seen.Load(), keySeen.Load())
+		}
+	})
 }

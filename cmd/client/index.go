@@ -19,11 +19,15 @@ func (a *app) indexCmd() *cobra.Command {
 			"(200 lines, then 25 000 characters), or an index rendered from the topic files' frontmatter\n" +
 			"when there is none. --team does the same for team/. --lint reports an over-limit index,\n" +
 			"long lines, links to missing files, topic files missing from the index, bad frontmatter and\n" +
-			"duplicate names, and exits 3 when it finds any.",
+			"duplicate names, and exits 3 when it finds any. A memory directory that does not exist is a\n" +
+			"failure (exit 1), not an empty result.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			loc, err := a.location()
 			if err != nil {
+				return err
+			}
+			if err := mustExist(loc.MemoryDir); err != nil {
 				return err
 			}
 			if lint {
@@ -32,6 +36,9 @@ func (a *app) indexCmd() *cobra.Command {
 			root, exclude := loc.MemoryDir, []string{"team"}
 			if team {
 				root, exclude = loc.TeamDir, nil
+				if err := mustExist(root); err != nil {
+					return err
+				}
 			}
 			idx, has, topics, err := readIndexDir(root, exclude)
 			if err != nil {

@@ -25,6 +25,7 @@ func (a *app) logCmd() *cobra.Command {
 		Long: "log appends TEXT (the arguments joined by spaces, or stdin when the only argument is -) as a\n" +
 			"timestamped list item to today's daily log, by the local date, and prints the log's path.\n" +
 			"The next dream reads the daily logs first.",
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := a.logText(args)
 			if err != nil {

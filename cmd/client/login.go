@@ -12,10 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/memdir"
 	memsync "github.com/teammem/teammem/internal/sync"
 )
 
+// loginCmd is `teammem login`: check the key with GET /v1/me (unless
+// --no-check) and save server and key. A failed check exits 4 or 5 like
+// every other request (see main.go).
 func (a *app) loginCmd() *cobra.Command {
 	var skipCheck bool
 	cmd := &cobra.Command{
@@ -26,12 +28,12 @@ func (a *app) loginCmd() *cobra.Command {
 			"so it never appears in the shell history. It is checked against the server first.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			server := strings.TrimRight(first(a.server, a.getenv("TEAMMEM_SERVER")), "/")
+			server, err := a.serverURL("")
+			if err != nil {
+				return err
+			}
 			if server == "" {
 				return &usageError{fmt.Errorf("--server URL is required")}
-			}
-			if !strings.HasPrefix(server, "http://") && !strings.HasPrefix(server, "https://") {
-				return &usageError{fmt.Errorf("--server %q: want an http:// or https:// URL", server)}
 			}
 			key := first(a.apiKey, a.getenv("TEAMMEM_API_KEY"))
 			if key == "" {
@@ -51,7 +53,7 @@ func (a *app) loginCmd() *cobra.Command {
 				c := &memsync.Client{BaseURL: server, Key: key, HTTP: &http.Client{Timeout: 15 * time.Second}}
 				me, err := c.WhoAmI(ctx)
 				if err != nil {
-					return fmt.Errorf("checking the key with %s: %w", server, err)
+					return explain(fmt.Sprintf("checking the key with %s: %s", server, memsync.FailureOf(err).Message), err)
 				}
 				who = fmt.Sprintf(" as %s in org %s", me.User.Handle, me.Org.Slug)
 			}
@@ -59,7 +61,7 @@ func (a *app) loginCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			if err := privateDir(filepath.Dir(p)); err != nil {
 				return err
 			}
 			if err := writeConfig(p, config{Server: server, APIKey: key}); err != nil {
@@ -73,11 +75,40 @@ func (a *app) loginCmd() *cobra.Command {
 	return cmd
 }
 
-// writeConfig writes the config file atomically with mode 0600.
-func writeConfig(path string, c config) error {
-	b := fmt.Appendf(nil, "{\n  \"server\": %q,\n  \"api_key\": %q\n}\n", c.Server, c.APIKey)
-	if _, err := memdir.WriteAtomic(filepath.Dir(path), filepath.Base(path), b); err != nil {
+// privateDir creates dir (and its parents) and makes dir itself 0700, also
+// when it already existed with looser permissions: it holds the key.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return os.Chmod(path, 0o600)
+	return os.Chmod(dir, 0o700)
+}
+
+// writeConfig replaces the config file atomically. The temporary file is
+// created 0600 before a byte is written, so the key is never readable by
+// others, not even for an instant, and a crash leaves the old file whole.
+func writeConfig(path string, c config) error {
+	b := fmt.Appendf(nil, "{\n  \"server\": %q,\n  \"api_key\": %q\n}\n", c.Server, c.APIKey)
+	f, err := os.CreateTemp(filepath.Dir(path), ".config-*.tmp") // created 0600
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op after the rename
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

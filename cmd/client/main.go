@@ -3,8 +3,19 @@
 // with a teammem server, and runs memory extraction and consolidation next
 // to the agent.
 //
-// Exit codes: 0 success; 1 failure (one line on stderr says why); 2 bad
-// usage; 3 `scan` found secrets or `index --lint` found problems.
+// Exit codes (the root command's help and the README list the same):
+//
+//	0  success
+//	1  failure (one line on stderr says why)
+//	2  bad usage: unknown command, extra arguments, bad flag or value
+//	3  scan found secrets, or index --lint found problems
+//	4  no teammem server answered: unreachable (refused, DNS, timeout),
+//	   a redirect, or an answer that is not a teammem response
+//	5  the server refused the API key: 401 (not valid, revoked, expired)
+//	   or 403 (read-only key, role too weak, user or org disabled)
+//
+// Codes 4 and 5 come from status, login, pull, push and sync (for sync,
+// from the first scope that failed).
 package main
 
 import (
@@ -14,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	memsync "github.com/teammem/teammem/internal/sync"
 )
 
 func main() {
@@ -24,12 +37,17 @@ func main() {
 	os.Exit(exitCode(err, app))
 }
 
-// Exit codes.
+// Exit codes, as the package doc describes them.
 const (
-	exitOK       = 0
-	exitFailure  = 1
-	exitUsage    = 2
-	exitFindings = 3
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitFindings    = 3
+	exitNoServer    = 4
+	exitKeyRefused  = 5
+	exitCodesPhrase = "Exit codes: 0 success, 1 failure, 2 bad usage, 3 secrets found (scan) or lint problems (index --lint),\n" +
+		"4 no teammem server answered (unreachable, a redirect, or not a teammem answer), 5 the server refused the API key\n" +
+		"(401, or 403: read-only key, role too weak, disabled)."
 )
 
 // findingsError is returned by commands that completed but found problems.
@@ -40,6 +58,23 @@ func (e *findingsError) Error() string { return e.msg }
 // usageError marks a mistake in the command line.
 type usageError struct{ error }
 
+// Unwrap returns the mistake.
+func (e *usageError) Unwrap() error { return e.error }
+
+// explained is an error whose message was written for people while the
+// cause stays reachable for the exit code.
+type explained struct {
+	msg   string
+	cause error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.cause }
+
+// explain returns cause with msg as its message.
+func explain(msg string, cause error) error { return &explained{msg: msg, cause: cause} }
+
+// exitCode prints err (one line) and returns the process's exit code.
 func exitCode(err error, a *app) int {
 	if err == nil {
 		return exitOK
@@ -53,10 +88,21 @@ func exitCode(err error, a *app) int {
 	case errors.As(err, &ue):
 		fmt.Fprintln(a.stderr, "teammem:", err)
 		return exitUsage
-	default:
-		fmt.Fprintln(a.stderr, "teammem:", oneLine(err.Error()))
-		return exitFailure
 	}
+	fmt.Fprintln(a.stderr, "teammem:", oneLine(err.Error()))
+	return failureExit(err)
+}
+
+// failureExit is the exit code of a failed command: 4 or 5 when a request
+// to the server failed that way, else 1.
+func failureExit(err error) int {
+	switch f := memsync.FailureOf(err); {
+	case f.NoServer():
+		return exitNoServer
+	case f.KeyRefused():
+		return exitKeyRefused
+	}
+	return exitFailure
 }
 
 func oneLine(s string) string {

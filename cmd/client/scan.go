@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -24,6 +27,9 @@ func (a *app) scanCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			loc, err := a.location()
 			if err != nil {
+				return err
+			}
+			if err := mustExist(loc.MemoryDir); err != nil {
 				return err
 			}
 			sc, err := secretscan.New()
@@ -59,6 +65,21 @@ func (a *app) scanCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// mustExist fails for a memory directory that is not there: scanning or
+// linting nothing must not read as a clean result.
+func mustExist(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("memory directory %s does not exist (nothing synced or written there yet; check --dir)", dir)
+	case err != nil:
+		return fmt.Errorf("memory directory: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("memory directory %s is not a directory", dir)
+	}
+	return nil
 }
 
 func nonNilSlice[T any](s []T) []T {

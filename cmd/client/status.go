@@ -35,40 +35,60 @@ type scopeStatus struct {
 	Overlapped        []string   `json:"overlapped"`
 }
 
+// statusOutput is what `teammem status` reports.
 type statusOutput struct {
-	MemoryDir  string        `json:"memory_dir"`
-	Source     string        `json:"memory_dir_source"`
-	Repo       string        `json:"repo"`
-	Server     string        `json:"server"`
-	User       string        `json:"user,omitempty"`
-	Org        string        `json:"org,omitempty"`
-	Reachable  bool          `json:"server_reachable"`
-	ServerNote string        `json:"server_error,omitempty"`
-	Scopes     []scopeStatus `json:"scopes"`
+	MemoryDir string `json:"memory_dir"`
+	Source    string `json:"memory_dir_source"`
+	Repo      string `json:"repo"`
+	Server    string `json:"server"`
+	User      string `json:"user,omitempty"`
+	Org       string `json:"org,omitempty"`
+	// Reachable reports whether a teammem server answered, even if only to
+	// refuse the key.
+	Reachable bool `json:"server_reachable"`
+	// ServerError is why the server check failed: code unreachable (or
+	// redirect, bad_response) when no teammem server answered,
+	// unauthorized or forbidden when it refused the key.
+	ServerError *memsync.Failure `json:"server_error,omitempty"`
+	Scopes      []scopeStatus    `json:"scopes"`
 	// Warnings and Excluded are what teammem refused or leaves alone (see
 	// leftAlone).
 	Warnings []string            `json:"warnings"`
 	Excluded []memsync.Exclusion `json:"excluded_dirs"`
 }
 
+// statusCmd is `teammem status`. The local half (paths, state, pending
+// changes) is printed whatever the server does; the server half says
+// whether it answered and accepted the key, and the exit code says the
+// same (4 unreachable, 5 key refused).
 func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Show paths, repo, server, last syncs, pending changes, suppression and checksum checks",
-		Args:  cobra.NoArgs,
+		Long: "status shows what is where and how it stands: paths, repo, server and user, each scope's last\n" +
+			"sync, pending changes, held-back files, push suppression and whether the checksum matches the\n" +
+			"server's. It prints everything it can, then exits 4 when no teammem server answered, 5 when the\n" +
+			"server refused the API key, 1 for another server failure. Each request is tried at most twice.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := a.newSyncEnv()
 			if err != nil {
 				return err
 			}
 			e := env.engine
+			// status reports how things stand now, quickly: one retry
+			// rides out a blip, four would keep a dead server's answer
+			// waiting for seconds.
+			e.Client.Attempts = 2
 			out := statusOutput{MemoryDir: env.loc.MemoryDir, Source: env.loc.Source, Repo: env.repo, Server: e.Client.BaseURL}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
 			defer cancel()
-			if me, err := e.Client.WhoAmI(ctx); err == nil {
+			me, serverErr := e.Client.WhoAmI(ctx)
+			if serverErr == nil {
 				out.Reachable, out.User, out.Org = true, me.User.Handle, me.Org.Slug
 			} else {
-				out.ServerNote = err.Error()
+				f := memsync.FailureOf(serverErr)
+				out.Reachable, out.ServerError = !f.NoServer(), &f
 			}
 			st, err := e.States.Load()
 			if err != nil {
@@ -88,7 +108,7 @@ func (a *app) statusCmd() *cobra.Command {
 					return err
 				}
 				s.safety(e, ss)
-				if out.Reachable {
+				if serverErr == nil {
 					if head, _, err := e.Client.HeadIfChanged(ctx, scope, ""); err == nil {
 						match := head.Checksum == ss.Checksum && len(s.Changed) == 0 && len(s.Deleted) == 0
 						s.InSync, s.Server = &match, head.Checksum
@@ -97,14 +117,19 @@ func (a *app) statusCmd() *cobra.Command {
 				out.Scopes = append(out.Scopes, s)
 			}
 			if a.jsonOut {
-				return a.printJSON(out)
+				err = a.printJSON(out)
+			} else {
+				a.printStatus(out)
 			}
-			a.printStatus(out)
-			return nil
+			if err == nil && serverErr != nil {
+				err = explain("server "+out.Server+": "+out.ServerError.Message, serverErr)
+			}
+			return err
 		},
 	}
 }
 
+// scopeDir says where a scope's files live locally.
 func scopeDir(env *syncEnv, scope teammem.Scope) string {
 	if scope == teammem.ScopeTeam {
 		return env.loc.TeamDir
@@ -112,14 +137,21 @@ func scopeDir(env *syncEnv, scope teammem.Scope) string {
 	return env.loc.MemoryDir + " (without team/)"
 }
 
+// printStatus prints the status for people. The server line names which of
+// "not reachable", "refuses the API key" or another failure it was.
 func (a *app) printStatus(o statusOutput) {
 	w := a.stdout
 	fmt.Fprintf(w, "memory dir  %s (%s)\n", o.MemoryDir, o.Source)
 	fmt.Fprintf(w, "repo        %s\n", o.Repo)
-	if o.Reachable {
+	switch f := o.ServerError; {
+	case f == nil:
 		fmt.Fprintf(w, "server      %s (as %s in org %s)\n", o.Server, o.User, o.Org)
-	} else {
-		fmt.Fprintf(w, "server      %s — not reachable: %s\n", o.Server, o.ServerNote)
+	case f.NoServer():
+		fmt.Fprintf(w, "server      %s — not reachable: %s\n", o.Server, f.Message)
+	case f.KeyRefused():
+		fmt.Fprintf(w, "server      %s — refuses the API key: %s\n", o.Server, f.Message)
+	default:
+		fmt.Fprintf(w, "server      %s — failed: %s\n", o.Server, f.Message)
 	}
 	printLeftAlone(w, o)
 	for _, s := range o.Scopes {
@@ -137,7 +169,7 @@ func (a *app) printStatus(o statusOutput) {
 			fmt.Fprintf(w, "                deleted %s\n", k)
 		}
 		for _, h := range s.Held {
-			fmt.Fprintf(w, "  held back   %s: %s\n", h.Key, h.Reason)
+			fmt.Fprintf(w, "  held back   %s: %s\n", h.Key, h.Message())
 		}
 		if s.Reset != "" {
 			fmt.Fprintf(w, "  reset       %s: %s\n", s.ResetAt.Format("2006-01-02 15:04:05"), memsync.ResetMessage(s.Reset))
@@ -159,7 +191,7 @@ func (a *app) printStatus(o statusOutput) {
 		}
 		switch {
 		case s.InSync == nil:
-			fmt.Fprintf(w, "  checksum    unknown (server not reachable)\n")
+			fmt.Fprintf(w, "  checksum    unknown (the server check failed)\n")
 		case *s.InSync:
 			fmt.Fprintf(w, "  checksum    matches the server\n")
 		default:

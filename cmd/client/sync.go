@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -85,6 +86,8 @@ func (a *app) syncCmd() *cobra.Command {
 	return a.transferCmd("sync", "Pull, then push: after it, both sides hold the same memory", true, true)
 }
 
+// transferCmd builds pull, push and sync: each scope in turn, every scope
+// reported (failed ones too), and the first failure decides the exit code.
 func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 	var scope string
 	var allowMassDelete bool
@@ -96,7 +99,11 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 			"with a message. Edits made on both sides are merged line by line; nothing is lost.\n\n" +
 			"A sync that would delete more than max(50, 10 % of the tracked files) on either side holds\n" +
 			"those deletions and says so; --allow-mass-delete lets them go. A server restored from an older\n" +
-			"backup, replaced, or missing the space never deletes local files: they are uploaded again.",
+			"backup, replaced, or missing the space never deletes local files: they are uploaded again.\n\n" +
+			"Requests that fail for a passing reason (no answer, 5xx, 429) are tried up to 4 times, waiting\n" +
+			"about 0.5, 1 and 2 s (longer when the server asks with Retry-After, up to 30 s). A scope that\n" +
+			"still fails says what failed and how many local changes are pending; the exit code says why\n" +
+			"(4: no teammem server answered, 5: the API key was refused; see teammem --help).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scopes, err := scopesFlag(scope)
@@ -110,26 +117,25 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 			env.engine.AllowMassDelete = allowMassDelete
 			tel := a.newTelemetry(env.engine.Client)
 			defer tel.flush(context.WithoutCancel(cmd.Context()))
-			var reports []*memsync.Report
+			var results []scopeResult
 			var failed error
 			for _, s := range scopes {
 				start := time.Now()
 				rep, err := env.engine.Sync(cmd.Context(), s, pull, push)
 				tel.syncEvents(rep, pull, push, time.Since(start), err)
-				if rep != nil {
-					reports = append(reports, rep)
-				}
+				res := newScopeResult(env.engine, s, rep, err)
+				results = append(results, res)
 				if err != nil && failed == nil {
-					failed = err
+					failed = explain(res.failureLine(), err)
 				}
 			}
 			if a.jsonOut {
-				if err := a.printJSON(map[string]any{"repo": env.repo, "memory_dir": env.loc.MemoryDir, "scopes": reports}); err != nil {
+				if err := a.printJSON(map[string]any{"repo": env.repo, "memory_dir": env.loc.MemoryDir, "scopes": results}); err != nil {
 					return err
 				}
 			} else {
-				for _, rep := range reports {
-					a.printReport(rep)
+				for _, res := range results {
+					a.printReport(res)
 				}
 			}
 			return failed
@@ -140,32 +146,89 @@ func (a *app) transferCmd(name, short string, pull, push bool) *cobra.Command {
 	return cmd
 }
 
-// printReport prints what one scope's sync did, for people.
-func (a *app) printReport(rep *memsync.Report) {
-	if a.printScopeLeftAlone(rep) {
+// scopeResult is what one scope's pull, push or sync did and, when it
+// failed, what failed and what is still waiting to be pushed.
+type scopeResult struct {
+	*memsync.Report
+	// Error is set when the scope failed; the report then holds what was
+	// done before the failure.
+	Error *memsync.Failure `json:"error,omitempty"`
+	// FailedStep is "pull", "push" or "sync" (neither step: the state).
+	FailedStep string `json:"failed_step,omitempty"`
+	// Pending counts local changes and deletions not on the server yet,
+	// on failure; -1 when they could not be counted.
+	Pending *int `json:"pending,omitempty"`
+}
+
+// newScopeResult pairs a report (nil when the scope failed before making
+// one) with the failure, if any.
+func newScopeResult(e *memsync.Engine, scope teammem.Scope, rep *memsync.Report, err error) scopeResult {
+	if rep == nil {
+		rep = &memsync.Report{Scope: scope}
+	}
+	res := scopeResult{Report: rep}
+	if err == nil {
+		return res
+	}
+	f := memsync.FailureOf(err)
+	res.Error, res.FailedStep = &f, "sync"
+	var se *memsync.StepError
+	if errors.As(err, &se) {
+		res.FailedStep = se.Step
+	}
+	n := pendingCount(e, scope)
+	res.Pending = &n
+	return res
+}
+
+// pendingCount is how many local changes a push would send, -1 if unknown.
+func pendingCount(e *memsync.Engine, scope teammem.Scope) int {
+	st, err := e.States.Load()
+	if err != nil {
+		return -1
+	}
+	changed, deleted, _, err := e.Pending(scope, st.Scope(scope))
+	if err != nil {
+		return -1
+	}
+	return len(changed) + len(deleted)
+}
+
+// failureLine is the one line saying what failed, e.g. "team: push failed —
+// the API key is read-only; 1 change pending".
+func (r scopeResult) failureLine() string {
+	pending := "pending changes unknown"
+	switch n := *r.Pending; {
+	case n == 0:
+		pending = "nothing pending"
+	case n == 1:
+		pending = "1 change pending"
+	case n > 1:
+		pending = fmt.Sprintf("%d changes pending", n)
+	}
+	return fmt.Sprintf("%s: %s failed — %s; %s", r.Scope, r.FailedStep, r.Error.Message, pending)
+}
+
+// printReport prints what one scope's sync did, for people. A failed scope
+// says so first and never reads "up to date".
+func (a *app) printReport(res scopeResult) {
+	w, rep := a.stdout, res.Report
+	if res.Error == nil && a.printScopeLeftAlone(rep) {
 		return
 	}
-	w := a.stdout
-	var parts []string
-	add := func(keys []string, what string) {
-		if len(keys) > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", len(keys), what))
+	summary := strings.Join(reportParts(rep), ", ")
+	if res.Error != nil {
+		fmt.Fprintln(w, res.failureLine())
+		if summary != "" {
+			fmt.Fprintf(w, "  done before that: %s\n", summary)
 		}
+	} else {
+		check := "checksum matches the server"
+		if !rep.Verified {
+			check = "checksum does NOT match the server (run sync again)"
+		}
+		fmt.Fprintf(w, "%s: %s; version %d, %s\n", rep.Scope, first(summary, "up to date"), rep.Version, check)
 	}
-	add(rep.Pulled, "pulled")
-	add(rep.RemovedLocal, "removed locally")
-	add(rep.Pushed, "pushed")
-	add(rep.DeletedRemote, "deleted on the server")
-	add(rep.Merged, "merged")
-	summary := "up to date"
-	if len(parts) > 0 {
-		summary = strings.Join(parts, ", ")
-	}
-	check := "checksum matches the server"
-	if !rep.Verified {
-		check = "checksum does NOT match the server (run sync again)"
-	}
-	fmt.Fprintf(w, "%s: %s; version %d, %s\n", rep.Scope, summary, rep.Version, check)
 	for _, n := range rep.Notices() {
 		fmt.Fprintf(w, "  %s\n", n)
 	}
@@ -179,8 +242,24 @@ func (a *app) printReport(rep *memsync.Report) {
 		fmt.Fprintf(w, "  kept %s: deleted on the server but edited here; it will be uploaded again\n", k)
 	}
 	for _, s := range rep.Skipped {
-		fmt.Fprintf(w, "  skipped %s: %s\n", s.Key, s.Reason)
+		fmt.Fprintf(w, "  skipped %s: %s\n", s.Key, s.Message())
 	}
+}
+
+// reportParts counts what a sync changed, e.g. "2 pulled".
+func reportParts(rep *memsync.Report) []string {
+	var parts []string
+	add := func(keys []string, what string) {
+		if len(keys) > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", len(keys), what))
+		}
+	}
+	add(rep.Pulled, "pulled")
+	add(rep.RemovedLocal, "removed locally")
+	add(rep.Pushed, "pushed")
+	add(rep.DeletedRemote, "deleted on the server")
+	add(rep.Merged, "merged")
+	return parts
 }
 
 // withTimeout bounds a command's work.

@@ -1,16 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	memsync "github.com/teammem/teammem/internal/sync"
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // telemetry batches client events for /v1/telemetry/events. It is off
@@ -71,12 +71,10 @@ func (t *telemetry) syncEvents(rep *memsync.Report, pulled, pushed bool, d time.
 	var rules []string
 	files := 0
 	for _, s := range rep.Skipped {
-		if rule, ok := strings.CutPrefix(s.Reason, "secret: "); ok {
+		if s.Kind == memsync.SkipSecret {
 			files++
-			if i, j := strings.Index(rule, "("), strings.Index(rule, ")"); i >= 0 && j > i {
-				if id := rule[i+1 : j]; !slices.Contains(rules, id) {
-					rules = append(rules, id)
-				}
+			if !slices.Contains(rules, s.RuleID) {
+				rules = append(rules, s.RuleID)
 			}
 		}
 	}
@@ -85,16 +83,20 @@ func (t *telemetry) syncEvents(rep *memsync.Report, pulled, pushed bool, d time.
 	}
 }
 
+// errorType is the reference's errorType of a failed sync (auth, conflict,
+// network, timeout or unknown).
 func errorType(err error) string {
-	switch s := memsync.StatusOf(err); {
-	case s == 401 || s == 403:
+	var ue *memsync.UnreachableError
+	f := memsync.FailureOf(err)
+	switch {
+	case f.KeyRefused():
 		return "auth"
-	case s == 409 || s == 412:
+	case f.Code == teammem.EConflict || f.Code == teammem.EPreconditionFailed:
 		return "conflict"
-	case s == 0 && strings.Contains(err.Error(), "cannot reach"):
-		return "network"
-	case strings.Contains(err.Error(), "deadline"):
+	case errors.As(err, &ue) && ue.Timeout(), errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
+	case f.Code == memsync.CodeUnreachable:
+		return "network"
 	default:
 		return "unknown"
 	}
@@ -115,14 +117,7 @@ func (t *telemetry) flush(ctx context.Context) {
 		body, _ := json.Marshal(map[string]any{"events": events[:n]})
 		events = events[n:]
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.client.BaseURL+"/v1/telemetry/events", bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Authorization", "Bearer "+t.client.Key)
-			req.Header.Set("Content-Type", "application/json")
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}
+		_ = t.client.SendTelemetry(ctx, body) // once, never redirected with the key
 		cancel()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // apiKeyFrom returns the key a request carries in "Authorization: Bearer" or
@@ -49,9 +50,11 @@ func (s *Server) authenticate(r *http.Request) (teammem.Principal, error) {
 	case p.Key.ExpiresAt != nil && !now.Before(*p.Key.ExpiresAt):
 		return p, teammem.Errorf(teammem.EUnauthorized, "the API key expired")
 	case p.Org.Disabled:
-		return p, teammem.Errorf(teammem.EForbidden, "the organization is disabled")
+		return p, teammem.Errorf(teammem.EForbidden, "the organization is disabled").
+			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenOrgDisabled}.Map())
 	case p.User.Disabled:
-		return p, teammem.Errorf(teammem.EForbidden, "the user is disabled")
+		return p, teammem.Errorf(teammem.EForbidden, "the user is disabled").
+			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenUserDisabled}.Map())
 	}
 	s.touch.mark(p.Key.ID, now)
 	return p, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // pathParam decodes a path parameter. chi matches on the raw (escaped)
@@ -75,14 +76,6 @@ func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// entryWriteResponse reports a single-entry write: the space head and
-// report of writeResponse, plus the entry's key and checksum.
-type entryWriteResponse struct {
-	writeResponse
-	Key           string `json:"key"`
-	EntryChecksum string `json:"entry_checksum,omitempty"`
-}
-
 // putEntry serves PUT .../entries/{key}: the body is the file's bytes.
 // If-Match names the checksum the writer saw; If-None-Match: * creates only.
 func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
@@ -109,7 +102,7 @@ func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return asPrecondition(err)
 	}
-	resp := entryWriteResponse{writeResponse: writeResponseOf(res), Key: key}
+	resp := wire.EntryWriteResult{WriteResult: writeResultOf(res), Key: key}
 	if len(res.SkippedSecrets) == 0 && len(res.SkippedTombstoned) == 0 {
 		resp.EntryChecksum = teammem.EntryChecksum(up.Content)
 		w.Header().Set("ETag", `"`+resp.EntryChecksum+`"`)
@@ -161,12 +154,6 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// historyResponse lists an entry's versions, newest first.
-type historyResponse struct {
-	Key      string                 `json:"key"`
-	Versions []teammem.EntryVersion `json:"versions"`
-}
-
 // getHistory serves GET .../entries/{key}/history.
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
 	key, err := entryKey(r, "/history")
@@ -186,7 +173,7 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
 	if len(versions) == 0 {
 		return teammem.Errorf(teammem.ENotFound, "entry %q has no history", key)
 	}
-	writeJSON(w, http.StatusOK, historyResponse{Key: key, Versions: versions})
+	writeJSON(w, http.StatusOK, wire.History{Key: key, Versions: versions})
 	return nil
 }
 
@@ -197,9 +184,7 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var body struct {
-		Version int64 `json:"version"`
-	}
+	var body wire.RestoreRequest
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
@@ -229,7 +214,7 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := entryWriteResponse{writeResponse: writeResponseOf(res), Key: key}
+	resp := wire.EntryWriteResult{WriteResult: writeResultOf(res), Key: key}
 	if len(res.Written) == 1 {
 		resp.EntryChecksum = v.Checksum
 		s.audit(r.Context(), sr.p, "entry.restore", sr.slug, key, map[string]any{"scope": sr.scope, "version": body.Version})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // statusByCode is the one table from domain error codes to HTTP statuses.
@@ -25,18 +26,6 @@ var statusByCode = map[string]int{
 	teammem.ERateLimited:        http.StatusTooManyRequests,
 	teammem.EUnavailable:        http.StatusServiceUnavailable,
 	teammem.EInternal:           http.StatusInternalServerError,
-}
-
-// ErrorBody is the JSON shape of every error response.
-type ErrorBody struct {
-	Error ErrorObject `json:"error"`
-}
-
-// ErrorObject carries the code, a human message and optional details.
-type ErrorObject struct {
-	Type    string         `json:"type"`
-	Message string         `json:"message"`
-	Details map[string]any `json:"details,omitempty"`
 }
 
 // handlerFunc is an HTTP handler that reports failure by returning an error.
@@ -76,7 +65,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", jsonString(ra))
 		}
 	}
-	writeJSON(w, status, ErrorBody{Error: ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: teammem.ErrorDetails(err)}})
+	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: teammem.ErrorDetails(err)}})
 }
 
 func jsonString(v any) string {

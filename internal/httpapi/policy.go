@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // action is something a caller may be allowed to do. Every handler asks
@@ -56,10 +57,12 @@ func authorize(p teammem.Principal, a action, write bool) error {
 		return teammem.Errorf(teammem.EInternal, "no policy for action %s", a)
 	}
 	if !p.User.Role.AtLeast(rule.min) {
-		return teammem.Errorf(teammem.EForbidden, "role %s may not %s (needs %s or above)", p.User.Role, a, rule.min)
+		return teammem.Errorf(teammem.EForbidden, "role %s may not %s (needs %s or above)", p.User.Role, a, rule.min).
+			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenRole, Role: p.User.Role, Needs: rule.min, Action: string(a)}.Map())
 	}
 	if (rule.writes || write) && p.Key.ReadOnly {
-		return teammem.Errorf(teammem.EForbidden, "the API key is read-only")
+		return teammem.Errorf(teammem.EForbidden, "the API key is read-only").
+			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenReadOnly}.Map())
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 const apiV1 = "v1"
@@ -203,29 +204,9 @@ func (s *Server) publish(ctx context.Context, repo string, sp teammem.Space) {
 	}
 }
 
-// repoResponse is the body of GET /v1/repos/{owner}/{name}.
-type repoResponse struct {
-	Repo     string     `json:"repo"`
-	Created  time.Time  `json:"created_at"`
-	Team     spaceHead  `json:"team"`
-	Personal *spaceHead `json:"personal,omitempty"`
-}
-
-// spaceHead is a space's head on the wire.
-type spaceHead struct {
-	Scope teammem.Scope `json:"scope"`
-	// SpaceID names this incarnation of the space (absent while the space
-	// does not exist yet); clients compare it to tell a replaced server.
-	SpaceID    string    `json:"space_id,omitempty"`
-	Version    int64     `json:"version"`
-	Checksum   string    `json:"checksum"`
-	EntryCount int       `json:"entry_count"`
-	TotalBytes int64     `json:"total_bytes"`
-	UpdatedAt  time.Time `json:"updated_at"`
-}
-
-func headOf(sp teammem.Space) spaceHead {
-	return spaceHead{Scope: sp.Scope, SpaceID: sp.UID, Version: sp.Version, Checksum: sp.Checksum, EntryCount: sp.EntryCount,
+// headOf is a space's head on the wire.
+func headOf(sp teammem.Space) wire.SpaceHead {
+	return wire.SpaceHead{Scope: sp.Scope, SpaceID: sp.UID, Version: sp.Version, Checksum: sp.Checksum, EntryCount: sp.EntryCount,
 		TotalBytes: sp.TotalBytes, UpdatedAt: sp.UpdatedAt}
 }
 
@@ -249,7 +230,7 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	resp := repoResponse{Repo: repo.Slug, Created: repo.CreatedAt, Team: headOf(heads[teammem.ScopeTeam])}
+	resp := wire.Repo{Repo: repo.Slug, CreatedAt: repo.CreatedAt, Team: headOf(heads[teammem.ScopeTeam])}
 	if personal {
 		h := headOf(heads[teammem.ScopePersonal])
 		resp.Personal = &h

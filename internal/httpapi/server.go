@@ -19,6 +19,7 @@ import (
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/telemetry"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // Config holds the server's HTTP-level settings.
@@ -145,7 +146,7 @@ func (s *Server) routes() chi.Router {
 	}))
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Allow", allowedMethods(r, req))
-		writeJSON(w, http.StatusMethodNotAllowed, ErrorBody{Error: ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
+		writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
 	})
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))

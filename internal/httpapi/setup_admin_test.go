@@ -13,6 +13,7 @@ import (
 	"github.com/teammem/teammem/internal/httpapi"
 	"github.com/teammem/teammem/internal/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // testAdminKey is the server admin key of the admin plane tests.
@@ -96,7 +97,7 @@ func (b *adminBundle) req(t *testing.T, method, path, key, body string, want int
 // errorType returns the error type of an error body.
 func errorType(t *testing.T, body []byte) string {
 	t.Helper()
-	return adminJSON[httpapi.ErrorBody](t, body).Error.Type
+	return adminJSON[wire.ErrorBody](t, body).Error.Type
 }
 
 // adminJSON decodes a response body.

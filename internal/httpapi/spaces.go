@@ -6,30 +6,10 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
-
-// snapshotResponse is a space's head with its entries (content omitted for
-// view=hashes; entries omitted for view=head).
-type snapshotResponse struct {
-	Repo string `json:"repo"`
-	spaceHead
-	Entries *[]snapshotEntry `json:"entries,omitempty"`
-}
-
-// snapshotEntry is one live entry of a snapshot. Content is a pointer so an
-// empty file is sent as "" and only view=hashes leaves it out.
-type snapshotEntry struct {
-	Key       string    `json:"key"`
-	Content   *string   `json:"content,omitempty"`
-	Checksum  string    `json:"checksum"`
-	Size      int       `json:"size"`
-	Version   int64     `json:"version"`
-	Author    string    `json:"author,omitempty"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
 
 // getSpace serves GET .../{scope}: a snapshot, 304 when If-None-Match names
 // the current checksum.
@@ -50,12 +30,12 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
-	resp := snapshotResponse{Repo: sr.slug, spaceHead: headOf(sr.space)}
+	resp := wire.Snapshot{Repo: sr.slug, SpaceHead: headOf(sr.space), MaxEntryBytes: s.maxEntryBytes(sr.p.Org)}
 	if sr.space.Empty() {
 		outcome = "empty"
 	}
 	if view != "head" {
-		list := []snapshotEntry{}
+		list := []wire.Entry{}
 		if sr.space.ID != 0 {
 			// Head and entries from one snapshot, so they always agree.
 			sp, entries, err := s.store.SpaceSnapshot(r.Context(), sr.p.Org.ID, sr.space.ID, view == "")
@@ -63,10 +43,10 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 				outcome = "error"
 				return err
 			}
-			resp.spaceHead = headOf(sp)
+			resp.SpaceHead = headOf(sp)
 			w.Header().Set("ETag", `"`+sp.Checksum+`"`)
 			for _, e := range entries {
-				se := snapshotEntry{Key: e.Key, Checksum: e.Checksum, Size: e.Size, Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt}
+				se := wire.Entry{Key: e.Key, Checksum: e.Checksum, Size: e.Size, Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt}
 				if view == "" {
 					se.Content = &e.Content
 				}
@@ -79,48 +59,30 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// writeResponse reports a committed /v1 write.
-type writeResponse struct {
-	spaceHead
-	Written           []string                `json:"written"`
-	Deleted           []string                `json:"deleted"`
-	SkippedSecrets    []teammem.SkippedSecret `json:"skippedSecrets"`
-	SkippedTombstoned []string                `json:"skippedTombstoned"`
-}
-
-func writeResponseOf(res teammem.WriteResult) writeResponse {
-	return writeResponse{spaceHead: headOf(res.Space), Written: nonNil(res.Written), Deleted: nonNil(res.Deleted),
+// writeResultOf is the wire report of a committed write.
+func writeResultOf(res teammem.WriteResult) wire.WriteResult {
+	return wire.WriteResult{SpaceHead: headOf(res.Space), Written: nonNil(res.Written), Deleted: nonNil(res.Deleted),
 		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)}
 }
 
-// batchRequest is the body of POST .../batch. A base of null (or absent)
-// means "no precondition"; "" means "must not exist"; a checksum must equal
-// the live entry's.
-type batchRequest struct {
-	Upserts []struct {
-		Key     string  `json:"key"`
-		Content *string `json:"content"`
-		Base    *string `json:"base"`
-	} `json:"upserts"`
-	Deletes []struct {
-		Key  string  `json:"key"`
-		Base *string `json:"base"`
-	} `json:"deletes"`
-	IfMatch string `json:"if_match"`
+// maxEntryBytes is the entry cap in effect for org, announced to clients so
+// they refuse oversized entries before writing them.
+func (s *Server) maxEntryBytes(org teammem.Org) int {
+	return org.Limits(s.cfg.Defaults).MaxEntryBytes
 }
 
 // postBatch serves POST .../batch: upserts and deletes applied atomically.
 func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
-	var body batchRequest
+	var body wire.BatchRequest
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
 	req := teammem.WriteRequest{IfMatch: body.IfMatch}
 	for _, u := range body.Upserts {
-		if u.Content == nil {
+		if u.MissingContent() {
 			return teammem.Errorf(teammem.EInvalid, "upsert of %q has no content", u.Key)
 		}
-		req.Upserts = append(req.Upserts, teammem.Upsert{Key: u.Key, Content: *u.Content, Base: u.Base})
+		req.Upserts = append(req.Upserts, teammem.Upsert{Key: u.Key, Content: u.Content, Base: u.Base})
 	}
 	for _, d := range body.Deletes {
 		req.Deletes = append(req.Deletes, teammem.Delete{Key: d.Key, Base: d.Base})
@@ -136,7 +98,7 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, writeResponseOf(res))
+	writeJSON(w, http.StatusOK, writeResultOf(res))
 	return nil
 }
 
@@ -172,25 +134,8 @@ func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.audit(r.Context(), sr.p, "space.delete", sr.slug, string(sr.scope), map[string]any{"entries": len(res.Deleted)})
-	writeJSON(w, http.StatusOK, writeResponseOf(res))
+	writeJSON(w, http.StatusOK, writeResultOf(res))
 	return nil
-}
-
-// changesResponse lists what changed after a version.
-type changesResponse struct {
-	spaceHead
-	Since   int64    `json:"since"`
-	Changes []change `json:"changes"`
-}
-
-type change struct {
-	Key      string    `json:"key"`
-	Op       string    `json:"op"` // "upsert" or "delete"
-	Checksum string    `json:"checksum"`
-	Content  *string   `json:"content,omitempty"`
-	Version  int64     `json:"version"`
-	Author   string    `json:"author,omitempty"`
-	Updated  time.Time `json:"updated_at"`
 }
 
 // getChanges serves GET .../changes?since=N: the upserts (with content) and
@@ -218,16 +163,16 @@ func (s *Server) getChanges(w http.ResponseWriter, r *http.Request) error {
 		return teammem.Errorf(teammem.EGone, "deletions before version %d were forgotten; do a full pull", sp.PurgedThrough).
 			WithDetails(map[string]any{"version": sp.Version, "purged_through": sp.PurgedThrough})
 	}
-	resp := changesResponse{spaceHead: headOf(sp), Since: since, Changes: []change{}}
+	resp := wire.ChangeList{SpaceHead: headOf(sp), Since: since, MaxEntryBytes: s.maxEntryBytes(sr.p.Org), Changes: []wire.Change{}}
 	if sp.ID != 0 && since < sp.Version {
 		entries, err := s.store.ChangesList(r.Context(), sr.p.Org.ID, sp.ID, since)
 		if err != nil {
 			return err
 		}
 		for _, e := range entries {
-			c := change{Key: e.Key, Op: "upsert", Checksum: e.Checksum, Version: e.Version, Author: e.Author, Updated: e.UpdatedAt}
+			c := wire.Change{Key: e.Key, Op: wire.OpUpsert, Checksum: e.Checksum, Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt}
 			if e.Deleted {
-				c.Op = "delete"
+				c.Op = wire.OpDelete
 			} else {
 				content := e.Content
 				c.Content = &content

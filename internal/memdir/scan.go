@@ -55,6 +55,13 @@ type Skipped struct {
 // out: no key below it was read, so none of them is a deletion either.
 func (s Skipped) IsStore() bool { return strings.HasPrefix(s.Reason, SkipStore) }
 
+// TooLarge reports whether the file was skipped for being over MaxBytes, so
+// callers can tell without parsing Reason.
+func (s Skipped) TooLarge() bool { return strings.HasPrefix(s.Reason, tooLargePrefix) }
+
+// tooLargePrefix starts the Reason of a file over MaxBytes.
+const tooLargePrefix = "larger than "
+
 // ScanOptions tunes Scan.
 type ScanOptions struct {
 	// Exclude lists top-level names to leave out silently, such as "team"
@@ -233,7 +240,7 @@ func (s *scanner) read(key string) {
 }
 
 func (s *scanner) tooLarge() string {
-	return fmt.Sprintf("larger than %d bytes", s.opt.MaxBytes)
+	return fmt.Sprintf("%s%d bytes", tooLargePrefix, s.opt.MaxBytes)
 }
 
 // IgnoredName reports whether a file name is one Scan leaves out silently,

@@ -1,74 +1,85 @@
 package memsync
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
-// Client speaks the server's /v1 API for one repo.
+// Client speaks the server's /v1 API for one repo, with the bodies of
+// package wire. Every request is retried while retrying can help (see
+// call), is never redirected, and reads a bounded answer. A Client must not
+// be copied after first use.
 type Client struct {
 	BaseURL string
 	Key     string
 	Repo    string // owner/name or host/owner/name
-	HTTP    *http.Client
+	// HTTP supplies the transport and per-attempt timeout (DefaultTimeout
+	// when nil). Its redirect policy is not used: redirects are refused.
+	HTTP *http.Client
 	// UserAgent identifies the client in entry authorship.
 	UserAgent string
+	// Attempts bounds the tries of one request; 0 means DefaultAttempts
+	// and 1 turns retries off.
+	Attempts int
+	// Sleep waits between attempts; nil waits on a timer. It returns early
+	// with ctx's error when ctx ends. Tests replace it to wait for nothing.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// MaxResponse bounds answers with entry content; 0 means
+	// MaxResponseBytes.
+	MaxResponse int64
+
+	// maxEntryBytes is the entry cap the server announced last (0: none).
+	maxEntryBytes atomic.Int64
 }
 
-// APIError is a failed request: the HTTP status (0 for transport failures)
-// and the server's error body.
-type APIError struct {
-	Status  int
-	Type    string
-	Message string
-	Details map[string]any
-	Err     error // transport error, when Status is 0
+// Head is a space head as the server reports it.
+type Head = wire.SpaceHead
+
+// RemoteEntry is an entry in a change list (or a snapshot turned into one).
+type RemoteEntry = wire.Change
+
+// BatchUpsert is one upsert of a batch; Base nil means no precondition, ""
+// means create-only.
+type BatchUpsert = wire.BatchUpsert
+
+// BatchDelete is one delete of a batch.
+type BatchDelete = wire.BatchDelete
+
+// BatchResult is the server's report of a committed batch.
+type BatchResult = wire.WriteResult
+
+// EntryLimit is the largest entry a pull writes: MaxFileBytes, or the
+// server's announced cap when that is lower.
+func (c *Client) EntryLimit() int {
+	if n := c.maxEntryBytes.Load(); n > 0 && n < MaxFileBytes {
+		return int(n)
+	}
+	return MaxFileBytes
 }
 
-func (e *APIError) Error() string {
-	switch {
-	case e.Status == 0:
-		return fmt.Sprintf("cannot reach the server: %v", e.Err)
-	case e.Message != "":
-		return fmt.Sprintf("server answered %d %s: %s", e.Status, e.Type, e.Message)
-	default:
-		return fmt.Sprintf("server answered %d", e.Status)
+// announce remembers the entry cap a snapshot or change list announced.
+func (c *Client) announce(maxEntryBytes int) {
+	if maxEntryBytes > 0 {
+		c.maxEntryBytes.Store(int64(maxEntryBytes))
 	}
 }
 
-func (e *APIError) Unwrap() error { return e.Err }
-
-// Permanent reports whether retrying without a change cannot help: the
-// reference's rule (a 4xx other than 409 and 429).
-func (e *APIError) Permanent() bool {
-	return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusConflict && e.Status != http.StatusTooManyRequests
-}
-
-// IsPermanent reports whether err is a permanent API failure.
-func IsPermanent(err error) bool {
-	var ae *APIError
-	return errors.As(err, &ae) && ae.Permanent()
-}
-
-// StatusOf returns the HTTP status of an API error, 0 otherwise.
-func StatusOf(err error) int {
-	var ae *APIError
-	if errors.As(err, &ae) {
-		return ae.Status
+func (c *Client) contentLimit() int64 {
+	if c.MaxResponse > 0 {
+		return c.MaxResponse
 	}
-	return 0
+	return MaxResponseBytes
 }
 
 // spacePath is the /v1 path of a scope of the client's repo. A three-part
@@ -83,186 +94,90 @@ func (c *Client) repoPath() string {
 	return "/v1/repos/" + url.PathEscape(owner) + "/" + url.PathEscape(name)
 }
 
-func (c *Client) httpClient() *http.Client {
-	if c.HTTP != nil {
-		return c.HTTP
-	}
-	return http.DefaultClient
-}
-
-// do sends a request and returns the response for 2xx and 304; any other
-// status becomes an *APIError.
-func (c *Client) do(ctx context.Context, method, path string, body []byte, header http.Header) (*http.Response, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.BaseURL, "/")+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Authorization", "Bearer "+c.Key)
-	ua := c.UserAgent
-	if ua == "" {
-		ua = "teammem"
-	}
-	req.Header.Set("User-Agent", ua)
-	resp, err := c.httpClient().Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &APIError{Err: err}
-	}
-	if resp.StatusCode < 300 || resp.StatusCode == http.StatusNotModified {
-		return resp, nil
-	}
-	defer resp.Body.Close()
-	ae := &APIError{Status: resp.StatusCode}
-	var eb struct {
-		Error struct {
-			Type    string         `json:"type"`
-			Message string         `json:"message"`
-			Details map[string]any `json:"details"`
-		} `json:"error"`
-	}
-	if b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20)); json.Unmarshal(b, &eb) == nil {
-		ae.Type, ae.Message, ae.Details = eb.Error.Type, eb.Error.Message, eb.Error.Details
-	}
-	return nil, ae
-}
-
-func (c *Client) getJSON(ctx context.Context, path string, header http.Header, v any) (notModified bool, err error) {
-	resp, err := c.do(ctx, http.MethodGet, path, nil, header)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotModified {
-		return true, nil
-	}
-	return false, decodeBody(resp.Body, v)
-}
-
-func decodeBody(r io.Reader, v any) error {
-	if err := json.NewDecoder(r).Decode(v); err != nil {
-		return &APIError{Status: 0, Err: fmt.Errorf("unreadable response: %w", err)}
-	}
-	return nil
-}
-
-// Head is a space head as the server reports it.
-type Head struct {
-	// SpaceID names the space's incarnation ("" when the server has none).
-	SpaceID    string    `json:"space_id"`
-	Version    int64     `json:"version"`
-	Checksum   string    `json:"checksum"`
-	EntryCount int       `json:"entry_count"`
-	TotalBytes int64     `json:"total_bytes"`
-	UpdatedAt  time.Time `json:"updated_at"`
-}
-
-// RemoteEntry is an entry in a snapshot or change list.
-type RemoteEntry struct {
-	Key      string  `json:"key"`
-	Op       string  `json:"op"` // changes only: upsert or delete
-	Checksum string  `json:"checksum"`
-	Content  *string `json:"content"`
-	Version  int64   `json:"version"`
-}
+// notFound reports whether err is a 404: a repo the server does not know
+// yet, which reads as an empty space at version 0.
+func notFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
 
 // HeadIfChanged returns the head of a scope, or changed=false when it still
-// has checksum known. A repo the server does not know yet reads as an empty
-// space at version 0.
+// has checksum known.
 func (c *Client) HeadIfChanged(ctx context.Context, scope teammem.Scope, known string) (head Head, changed bool, err error) {
 	h := http.Header{}
 	if known != "" {
 		h.Set("If-None-Match", `"`+known+`"`)
 	}
-	notModified, err := c.getJSON(ctx, c.spacePath(scope)+"?view=head", h, &head)
-	if StatusOf(err) == http.StatusNotFound {
+	var body wire.Snapshot
+	status, err := c.call(ctx, request{method: http.MethodGet, path: c.spacePath(scope) + "?view=head", header: h}, &body)
+	switch {
+	case notFound(err):
+		// The server has no such space: changed, so the pull can tell a
+		// mirror that synced one before (see discontinuity).
 		return Head{Checksum: teammem.EmptySpaceChecksum}, true, nil
+	case err != nil || status == http.StatusNotModified:
+		return Head{}, false, err
 	}
-	if err != nil || notModified {
-		return head, false, err
-	}
-	return head, true, nil
+	c.announce(body.MaxEntryBytes)
+	return body.SpaceHead, true, nil
 }
 
 // Changes returns what changed after version since; gone reports a 410 (the
 // server forgot deletions that old: do a full snapshot instead).
 func (c *Client) Changes(ctx context.Context, scope teammem.Scope, since int64) (head Head, changes []RemoteEntry, gone bool, err error) {
-	var body struct {
-		Head
-		Changes []RemoteEntry `json:"changes"`
-	}
-	_, err = c.getJSON(ctx, c.spacePath(scope)+"/changes?since="+strconv.FormatInt(since, 10), nil, &body)
-	switch StatusOf(err) {
-	case http.StatusGone:
+	var body wire.ChangeList
+	path := c.spacePath(scope) + "/changes?since=" + strconv.FormatInt(since, 10)
+	_, err = c.call(ctx, request{method: http.MethodGet, path: path, limit: c.contentLimit()}, &body)
+	switch {
+	case StatusOf(err) == http.StatusGone:
 		return Head{}, nil, true, nil
-	case http.StatusNotFound:
+	case notFound(err):
 		return Head{Checksum: teammem.EmptySpaceChecksum}, nil, false, nil
+	case err != nil:
+		return Head{}, nil, false, err
 	}
-	return body.Head, body.Changes, false, err
+	c.announce(body.MaxEntryBytes)
+	return body.SpaceHead, body.Changes, false, nil
 }
 
-// Snapshot returns every live entry of a scope with content.
+// Snapshot returns every live entry of a scope with content, as upserts.
 func (c *Client) Snapshot(ctx context.Context, scope teammem.Scope) (Head, []RemoteEntry, error) {
-	var body struct {
-		Head
-		Entries []RemoteEntry `json:"entries"`
-	}
-	_, err := c.getJSON(ctx, c.spacePath(scope), nil, &body)
-	if StatusOf(err) == http.StatusNotFound {
+	var body wire.Snapshot
+	_, err := c.call(ctx, request{method: http.MethodGet, path: c.spacePath(scope), limit: c.contentLimit()}, &body)
+	switch {
+	case notFound(err):
 		return Head{Checksum: teammem.EmptySpaceChecksum}, nil, nil
+	case err != nil:
+		return Head{}, nil, err
 	}
-	return body.Head, body.Entries, err
-}
-
-// BatchUpsert is one upsert of a batch; Base nil means no precondition, ""
-// means create-only.
-type BatchUpsert struct {
-	Key     string  `json:"key"`
-	Content string  `json:"content"`
-	Base    *string `json:"base"`
-}
-
-// BatchDelete is one delete of a batch.
-type BatchDelete struct {
-	Key  string  `json:"key"`
-	Base *string `json:"base"`
-}
-
-// BatchResult is the server's report of a committed batch.
-type BatchResult struct {
-	Head
-	Written           []string                `json:"written"`
-	Deleted           []string                `json:"deleted"`
-	SkippedSecrets    []teammem.SkippedSecret `json:"skippedSecrets"`
-	SkippedTombstoned []string                `json:"skippedTombstoned"`
+	c.announce(body.MaxEntryBytes)
+	var entries []RemoteEntry
+	if body.Entries != nil {
+		for _, e := range *body.Entries {
+			entries = append(entries, RemoteEntry{Key: e.Key, Op: wire.OpUpsert, Checksum: e.Checksum, Content: e.Content,
+				Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt})
+		}
+	}
+	return body.SpaceHead, entries, nil
 }
 
 // Batch applies upserts and deletes atomically. A 409 comes back as a
 // *ConflictError listing every conflicting key's current state.
+//
+// Retrying a batch is safe because every operation the engine sends
+// carries a base: when an attempt committed but its answer was lost, the
+// next answers 409 with exactly our content, which the engine's merge
+// takes as done.
 func (c *Client) Batch(ctx context.Context, scope teammem.Scope, upserts []BatchUpsert, deletes []BatchDelete) (BatchResult, error) {
-	body, err := json.Marshal(map[string]any{"upserts": nonNil(upserts), "deletes": nonNil(deletes)})
+	body, err := json.Marshal(wire.BatchRequest{Upserts: nonNil(upserts), Deletes: nonNil(deletes)})
 	if err != nil {
 		return BatchResult{}, err
 	}
-	resp, err := c.do(ctx, http.MethodPost, c.spacePath(scope)+"/batch", body, http.Header{"Content-Type": {"application/json"}})
+	var res BatchResult
+	_, err = c.call(ctx, request{method: http.MethodPost, path: c.spacePath(scope) + "/batch", body: body,
+		header: http.Header{"Content-Type": {"application/json"}}, limit: c.contentLimit()}, &res)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
-		return BatchResult{}, conflictError(ae)
+		return BatchResult{}, c.conflictError(ae)
 	}
-	if err != nil {
-		return BatchResult{}, err
-	}
-	defer resp.Body.Close()
-	var res BatchResult
-	return res, decodeBody(resp.Body, &res)
+	return res, err
 }
 
 func nonNil[T any](s []T) []T {
@@ -272,45 +187,40 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// ConflictError is a 409 from a batch: the current state of each key whose
-// base no longer held.
-type ConflictError struct {
-	Conflicts []teammem.Conflict
-}
-
-func (e *ConflictError) Error() string {
-	return fmt.Sprintf("%d entries changed on the server since they were last synced", len(e.Conflicts))
-}
-
-func conflictError(ae *APIError) error {
-	raw, _ := json.Marshal(ae.Details["conflicts"])
-	ce := &ConflictError{}
-	if err := json.Unmarshal(raw, &ce.Conflicts); err != nil || len(ce.Conflicts) == 0 {
+// conflictError turns a batch's 409 into a *ConflictError. Conflicting
+// content over the entry cap is refused: the engine would write it.
+func (c *Client) conflictError(ae *APIError) error {
+	var d wire.ConflictDetails
+	if ae.Err == nil || wire.DecodeDetails(ae.Err.Details, &d) != nil || len(d.Conflicts) == 0 {
 		return ae
 	}
-	return ce
+	for _, cf := range d.Conflicts {
+		if len(cf.Content) > c.EntryLimit() {
+			return &BadResponseError{Status: ae.Status, Reason: fmt.Sprintf("the conflicting entry %q is larger than %d bytes", cf.Key, c.EntryLimit())}
+		}
+	}
+	return &ConflictError{Conflicts: d.Conflicts}
 }
 
 // Me is who the key belongs to.
-type Me struct {
-	Org  struct{ Slug, Name string } `json:"org"`
-	User struct {
-		Handle string `json:"handle"`
-		Role   string `json:"role"`
-	} `json:"user"`
-}
+type Me = wire.Me
 
 // WhoAmI returns the key's org and user.
 func (c *Client) WhoAmI(ctx context.Context) (Me, error) {
 	var me Me
-	_, err := c.getJSON(ctx, "/v1/me", nil, &me)
+	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/me"}, &me)
 	return me, err
 }
 
-// isNetwork reports whether err is a transport failure (server down,
-// network lost), as opposed to an answer.
-func isNetwork(err error) bool {
-	var ae *APIError
-	var ne net.Error
-	return (errors.As(err, &ae) && ae.Status == 0) || errors.As(err, &ne)
+// SendTelemetry posts one batch of client events, once: telemetry is
+// never worth a retry or a redirect.
+func (c *Client) SendTelemetry(ctx context.Context, body []byte) error {
+	_, err := c.retryless().call(ctx, request{method: http.MethodPost, path: "/v1/telemetry/events", body: body,
+		header: http.Header{"Content-Type": {"application/json"}}}, nil)
+	return err
+}
+
+// retryless is a client like c that tries each request once.
+func (c *Client) retryless() *Client {
+	return &Client{BaseURL: c.BaseURL, Key: c.Key, Repo: c.Repo, HTTP: c.HTTP, UserAgent: c.UserAgent, Attempts: 1}
 }

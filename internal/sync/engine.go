@@ -122,23 +122,24 @@ func (e *Engine) scopeExcluded(scope teammem.Scope) (Exclusion, bool) {
 // skipped, so that it is never taken for a local deletion. A store mounted
 // over a directory teammem synced before thus freezes those entries on the
 // server instead of deleting them there.
-func (e *Engine) scan(scope teammem.Scope, ss *ScopeState, rep *Report) ([]memdir.File, []memdir.Skipped, error) {
+func (e *Engine) scan(scope teammem.Scope, ss *ScopeState, rep *Report) ([]memdir.File, []Skip, error) {
 	root, exclude := e.root(scope)
 	files, skipped, err := memdir.Scan(root, memdir.ScanOptions{Exclude: exclude, MaxBytes: MaxFileBytes, Cache: &e.scans, SkipStores: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	var kept []memdir.Skipped
+	var kept []Skip
 	for _, s := range skipped {
 		if !s.IsStore() {
-			kept = append(kept, s)
+			kept = append(kept, scanSkip(s))
 			continue
 		}
 		dir, synced := e.memoryPath(scope, s.Key), 0
 		for _, k := range sortedKeys(ss.Base) {
 			if strings.HasPrefix(k, s.Key+"/") {
 				synced++
-				kept = append(kept, memdir.Skipped{Key: k, Reason: "in " + dir + ", " + s.Reason + ": not synced; the server keeps it as last synced"})
+				kept = append(kept, Skip{Key: k, Kind: SkipLeftAlone,
+					Detail: "in " + dir + ", " + s.Reason + ": not synced; the server keeps it as last synced"})
 			}
 		}
 		if rep != nil {
@@ -149,7 +150,7 @@ func (e *Engine) scan(scope teammem.Scope, ss *ScopeState, rep *Report) ([]memdi
 			rep.Excluded = append(rep.Excluded, ex)
 		}
 	}
-	slices.SortFunc(kept, func(a, b memdir.Skipped) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(kept, func(a, b Skip) int { return strings.Compare(a.Key, b.Key) })
 	return files, kept, nil
 }
 
@@ -164,12 +165,6 @@ func (e *Engine) Exclusions(scope teammem.Scope, ss *ScopeState) ([]Exclusion, e
 		return nil, err
 	}
 	return rep.Excluded, nil
-}
-
-// Skip is a local file left out of a sync, and why.
-type Skip struct {
-	Key    string `json:"key"`
-	Reason string `json:"reason"`
 }
 
 // Report says what one sync of one scope did.
@@ -243,16 +238,16 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 func (e *Engine) run(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report, pull, push bool) error {
 	if pull {
 		if err := e.pull(ctx, scope, ss, rep); err != nil {
-			return fmt.Errorf("pull %s: %w", scope, err)
+			return &StepError{Step: StepPull, Scope: scope, Err: err}
 		}
 	}
 	if push {
 		if err := e.push(ctx, scope, ss, rep); err != nil {
-			return fmt.Errorf("push %s: %w", scope, err)
+			return &StepError{Step: StepPush, Scope: scope, Err: err}
 		}
 		if pull && ss.Checksum == "" { // others wrote while we pushed: catch up
 			if err := e.pull(ctx, scope, ss, rep); err != nil {
-				return fmt.Errorf("pull %s: %w", scope, err)
+				return &StepError{Step: StepPull, Scope: scope, Err: err}
 			}
 		}
 	}
@@ -300,7 +295,7 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 	present := map[string]bool{}
 	for _, s := range skipped {
 		present[s.Key] = true // too big or a symlink now: not a deletion
-		held = append(held, Skip{Key: s.Key, Reason: s.Reason})
+		held = append(held, s)
 	}
 	for _, f := range files {
 		present[f.Key] = true
@@ -308,7 +303,7 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 			continue
 		}
 		if found, ok := e.scanSecrets(string(f.Content)); ok {
-			held = append(held, Skip{Key: f.Key, Reason: "secret: " + found.String()})
+			held = append(held, secretSkip(f.Key, found))
 			continue
 		}
 		changed = append(changed, f.Key)

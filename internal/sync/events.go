@@ -43,9 +43,8 @@ func (c *Client) streamOnce(ctx context.Context, lastID *string, changes chan<- 
 	if *lastID != "" {
 		h.Set("Last-Event-ID", *lastID)
 	}
-	client := *c
-	client.HTTP = &http.Client{Transport: c.httpClient().Transport} // no overall timeout on a stream
-	resp, err := client.do(ctx, http.MethodGet, c.repoPath()+"/events", nil, h)
+	// One attempt, no overall timeout: the stream reconnects on its own.
+	resp, err := c.send(ctx, c.apiClient(true), request{method: http.MethodGet, path: c.repoPath() + "/events", header: h})
 	if err != nil {
 		return err
 	}

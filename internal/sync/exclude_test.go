@@ -143,7 +143,7 @@ func TestClaudeCodeStoresLeftAlone(t *testing.T) {
 	}
 	skipped := map[string]string{}
 	for _, s := range rep.Skipped {
-		skipped[s.Key] += s.Reason + "|"
+		skipped[s.Key] += s.Message() + "|"
 	}
 	for _, k := range []string{"proj/b.md", "proj/from-b.md", "proj/gone.md"} {
 		if !strings.Contains(skipped[k], "team/proj") || !strings.Contains(skipped[k], ".memory-sync") {

@@ -105,7 +105,7 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 	delete(ss.Foreign, c.Key)
 	local, exists, err := readLocal(root, c.Key)
 	if err != nil {
-		return e.skipRemote(ss, c, rep, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
+		return e.skipRemote(ss, c, rep, Skip{Key: c.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 	}
 	base := ss.Base[c.Key]
 	localSum := teammem.EntryChecksum(local)
@@ -142,7 +142,7 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 	if next != local || !exists {
 		written, err := memdir.WriteAtomic(root, c.Key, []byte(next))
 		if err != nil {
-			return e.skipRemote(ss, c, rep, Skip{Key: c.Key, Reason: "not written: " + err.Error()})
+			return e.skipRemote(ss, c, rep, Skip{Key: c.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 		}
 		if written && !merged {
 			rep.Pulled = append(rep.Pulled, c.Key)

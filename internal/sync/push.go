@@ -89,14 +89,14 @@ func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 	present := map[string]bool{}
 	for _, s := range skipped {
 		present[s.Key] = true
-		rep.Skipped = append(rep.Skipped, Skip{Key: s.Key, Reason: s.Reason})
+		rep.Skipped = append(rep.Skipped, s)
 	}
 	clean := files[:0]
 	for _, f := range files {
 		present[f.Key] = true
 		if ss.Base[f.Key] != f.Checksum {
 			if found, ok := e.scanSecrets(string(f.Content)); ok {
-				rep.Skipped = append(rep.Skipped, Skip{Key: f.Key, Reason: "secret: " + found.String() + "; the file stays on this machine"})
+				rep.Skipped = append(rep.Skipped, secretSkip(f.Key, found))
 				continue
 			}
 		}
@@ -166,6 +166,16 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 			nextUp = append(nextUp, u)
 			continue
 		}
+		if c.Content == u.Content {
+			// The server already holds exactly this: a resend of a batch
+			// whose answer was lost, or the same edit made elsewhere.
+			ss.Base[u.Key] = c.Checksum
+			if err := e.States.SetBase(scope, u.Key, c.Content); err != nil {
+				return nil, nil, err
+			}
+			rep.Pushed = appendOnce(rep.Pushed, u.Key)
+			continue
+		}
 		baseContent, ok := e.States.BaseContent(scope, u.Key)
 		if !ok || ss.Base[u.Key] == "" {
 			baseContent = ""
@@ -215,22 +225,20 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 // committed records what the server accepted as the new bases.
 func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res BatchResult, upserts []BatchUpsert, deletes []BatchDelete) error {
 	root, _ := e.root(scope)
-	refused := map[string]string{}
+	secrets := map[string]teammem.SkippedSecret{}
 	for _, s := range res.SkippedSecrets {
-		refused[s.Path] = "the server found a secret: " + s.Label + " (" + s.RuleID + ")"
+		secrets[s.Path] = s
 	}
+	tombstoned := map[string]bool{}
 	for _, k := range res.SkippedTombstoned {
-		refused[k] = "tombstoned"
+		tombstoned[k] = true
 	}
 	for _, u := range upserts {
-		switch reason := refused[u.Key]; reason {
-		case "":
-			ss.Base[u.Key] = teammem.EntryChecksum(u.Content)
-			if err := e.States.SetBase(scope, u.Key, u.Content); err != nil {
-				return err
-			}
-			rep.Pushed = appendOnce(rep.Pushed, u.Key)
-		case "tombstoned":
+		secret, refused := secrets[u.Key]
+		switch {
+		case refused:
+			rep.Skipped = append(rep.Skipped, serverSecretSkip(secret))
+		case tombstoned[u.Key]:
 			// The server deleted exactly this content: apply the deletion here.
 			if _, err := memdir.Remove(root, u.Key); err != nil {
 				return err
@@ -238,7 +246,11 @@ func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res
 			delete(ss.Base, u.Key)
 			rep.RemovedLocal = appendOnce(rep.RemovedLocal, u.Key)
 		default:
-			rep.Skipped = append(rep.Skipped, Skip{Key: u.Key, Reason: reason})
+			ss.Base[u.Key] = teammem.EntryChecksum(u.Content)
+			if err := e.States.SetBase(scope, u.Key, u.Content); err != nil {
+				return err
+			}
+			rep.Pushed = appendOnce(rep.Pushed, u.Key)
 		}
 	}
 	for _, d := range deletes {

@@ -121,19 +121,19 @@ func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r RemoteEntry, rep *
 	sum := teammem.EntryChecksum(remote)
 	local, exists, err := readLocal(root, r.Key)
 	if err != nil {
-		return e.skipRemote(ss, r, rep, Skip{Key: r.Key, Reason: "not written: " + err.Error()})
+		return e.skipRemote(ss, r, rep, Skip{Key: r.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 	}
 	switch {
 	case !exists:
 		if _, err := memdir.WriteAtomic(root, r.Key, []byte(remote)); err != nil {
-			return e.skipRemote(ss, r, rep, Skip{Key: r.Key, Reason: "not written: " + err.Error()})
+			return e.skipRemote(ss, r, rep, Skip{Key: r.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 		}
 		rep.Pulled = append(rep.Pulled, r.Key)
 	case teammem.EntryChecksum(local) != sum:
 		merged, overlap := MergeUnion(local, remote)
 		if merged != local {
 			if _, err := memdir.WriteAtomic(root, r.Key, []byte(merged)); err != nil {
-				return e.skipRemote(ss, r, rep, Skip{Key: r.Key, Reason: "not written: " + err.Error()})
+				return e.skipRemote(ss, r, rep, Skip{Key: r.Key, Kind: SkipWriteFailed, Detail: err.Error()})
 			}
 		}
 		e.merged(ss, rep, r.Key, merged, overlap)
@@ -146,10 +146,14 @@ func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r RemoteEntry, rep *
 // here, or nil when it may be.
 func (e *Engine) refuseRemote(scope teammem.Scope, r RemoteEntry) *Skip {
 	if err := e.keyAllowed(scope, r.Key); err != nil {
-		return &Skip{Key: r.Key, Reason: "refused key from the server: " + teammem.ErrorMessage(err)}
+		return &Skip{Key: r.Key, Kind: SkipRefusedKey, Detail: teammem.ErrorMessage(err)}
 	}
 	if r.Op != "delete" && r.Content == nil {
-		return &Skip{Key: r.Key, Reason: "the server sent no content"}
+		return &Skip{Key: r.Key, Kind: SkipNoContent}
+	}
+	if limit := e.Client.EntryLimit(); r.Op != "delete" && len(*r.Content) > limit {
+		// Never written, and remembered as foreign: the server holds it.
+		return &Skip{Key: r.Key, Kind: SkipTooLarge, Limit: int64(limit)}
 	}
 	return nil
 }

@@ -291,9 +291,9 @@ func (w *Watcher) report(s *watchState, rep *Report) {
 		}
 	}
 	for _, sk := range rep.Skipped {
-		if id := string(rep.Scope) + "\x00" + sk.Key + "\x00" + sk.Reason; !s.reported[id] {
+		if id := string(rep.Scope) + "\x00" + sk.Key + "\x00" + sk.Message(); !s.reported[id] {
 			s.reported[id] = true
-			w.logf("%s: skipped %s: %s", rep.Scope, sk.Key, sk.Reason)
+			w.logf("%s: skipped %s: %s", rep.Scope, sk.Key, sk.Message())
 		}
 	}
 }

@@ -1,0 +1,95 @@
+package wire
+
+import (
+	"encoding/json"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// BatchRequest is the body of POST .../batch: upserts and deletes applied
+// atomically, each key named at most once.
+type BatchRequest struct {
+	Upserts []BatchUpsert `json:"upserts"`
+	Deletes []BatchDelete `json:"deletes"`
+	// IfMatch is a space-level precondition: the batch applies only while
+	// the space has this checksum ("*": was ever written). Empty: none.
+	IfMatch string `json:"if_match,omitempty"`
+}
+
+// BatchUpsert creates or replaces one entry.
+//
+// Base is the per-entry precondition: nil (or JSON null) means none, ""
+// means the entry must not exist, a checksum means the live entry must
+// have it. Because every upsert the client sends carries a base, a batch
+// is safe to send again after a lost answer: if the first copy committed,
+// the second answers 409 with exactly the content it carried.
+type BatchUpsert struct {
+	Key     string  `json:"key"`
+	Content string  `json:"content"`
+	Base    *string `json:"base"`
+
+	// missingContent records that a decoded upsert had no content (or a
+	// null one), which the server refuses; an upsert built in code always
+	// has content.
+	missingContent bool
+}
+
+// MissingContent reports whether the decoded upsert named no content.
+func (u BatchUpsert) MissingContent() bool { return u.missingContent }
+
+// UnmarshalJSON decodes an upsert, remembering whether content was given.
+func (u *BatchUpsert) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Key     string  `json:"key"`
+		Content *string `json:"content"`
+		Base    *string `json:"base"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*u = BatchUpsert{Key: raw.Key, Base: raw.Base, missingContent: raw.Content == nil}
+	if raw.Content != nil {
+		u.Content = *raw.Content
+	}
+	return nil
+}
+
+// BatchDelete deletes one entry; Base is as in BatchUpsert. Deleting a key
+// that is not live is a no-op unless its base fails.
+type BatchDelete struct {
+	Key  string  `json:"key"`
+	Base *string `json:"base"`
+}
+
+// WriteResult reports a committed write (a batch, a space delete): the
+// space's head after it and what happened to each key.
+type WriteResult struct {
+	SpaceHead
+	Written []string `json:"written"` // keys created or changed, sorted
+	Deleted []string `json:"deleted"` // keys deleted (they were live), sorted
+	// SkippedSecrets lists upserts the server's scanner left out under the
+	// skip policy: rule, label and line, never the secret.
+	SkippedSecrets []teammem.SkippedSecret `json:"skippedSecrets"`
+	// SkippedTombstoned lists upserts left out as stale copies of content
+	// deleted recently: the client should apply the deletion instead.
+	SkippedTombstoned []string `json:"skippedTombstoned"`
+}
+
+// EntryWriteResult reports a single-entry write or restore: the WriteResult
+// plus the entry's key and, when its content was stored, its checksum.
+type EntryWriteResult struct {
+	WriteResult
+	Key           string `json:"key"`
+	EntryChecksum string `json:"entry_checksum,omitempty"`
+}
+
+// History is the body of GET .../entries/{key}/history, newest first.
+type History struct {
+	Key      string                 `json:"key"`
+	Versions []teammem.EntryVersion `json:"versions"`
+}
+
+// RestoreRequest is the body of POST .../entries/{key}/restore.
+type RestoreRequest struct {
+	Version int64 `json:"version"`
+}
