@@ -148,3 +148,26 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestFixturesDir checks the bench finds the real-world fixtures the way the
+// tests do, and that --fixtures overrides it.
+func TestFixturesDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TEAMMEM_FIXTURES", dir)
+	b := &bench{root: "."}
+	if got, err := b.fixturesDir(); err != nil || got != dir {
+		t.Errorf("TEAMMEM_FIXTURES: %q, %v; want %q", got, err, dir)
+	}
+	t.Setenv("TEAMMEM_FIXTURES", filepath.Join(dir, "nope"))
+	if _, err := b.fixturesDir(); err == nil {
+		t.Error("TEAMMEM_FIXTURES naming nothing: no error")
+	}
+	b.opt.fixtures = dir
+	if got, err := b.fixturesDir(); err != nil || got != dir {
+		t.Errorf("--fixtures: %q, %v; want %q", got, err, dir)
+	}
+	b.opt.fixtures = filepath.Join(dir, "nope")
+	if _, err := b.fixturesDir(); err == nil {
+		t.Error("--fixtures naming nothing: no error")
+	}
+}

@@ -1,14 +1,16 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/teammem/teammem/internal/fixtures"
 )
 
 // options is the bench's configuration, from flags; zero values of the
@@ -92,7 +94,7 @@ func (o *options) flags(stderr io.Writer) (fs *flag.FlagSet, only, drivers *stri
 	fs.StringVar(&o.binDir, "bin-dir", "", "use teammem-server and teammem from this directory instead of building them")
 	fs.StringVar(&o.gitleaks, "gitleaks", "", "use this gitleaks binary instead of go install "+gitleaksModule)
 	fs.StringVar(&o.profile, "profile", "", "serve in-process and write a CPU profile per workload into this directory (numbers then include the load generator)")
-	fs.StringVar(&o.fixtures, "fixtures", "", "shared fixtures directory (default TEAMMEM_FIXTURES, else ../shared/fixtures)")
+	fs.StringVar(&o.fixtures, "fixtures", "", "real-world fixtures directory (default TEAMMEM_FIXTURES, else ../shared/fixtures beside the module)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp directory")
 	fs.IntVar(&o.conns, "conns", 8, "concurrent connections of the throughput workloads")
 	fs.IntVar(&o.pushConns, "push-conns", 4, "concurrent pushers (each to its own repo)")
@@ -151,22 +153,25 @@ func (o *options) fill() {
 	if o.scanMB == 0 {
 		o.scanMB = map[bool]float64{true: 0.5, false: 5}[o.quick]
 	}
-	if o.fixtures == "" {
-		o.fixtures = os.Getenv("TEAMMEM_FIXTURES")
-	}
 }
 
 // want reports whether a section is to run.
 func (o options) want(section string) bool { return o.only == nil || o.only[section] }
 
-// fixturesDir returns the shared fixtures directory, or "" when missing.
-func (b *bench) fixturesDir() string {
-	dir := b.opt.fixtures
-	if dir == "" {
-		dir = filepath.Join(b.root, "..", "shared", "fixtures")
+// fixturesDir returns the real-world fixtures directory: --fixtures, else what
+// the tests use (internal/fixtures: TEAMMEM_FIXTURES, else shared/fixtures
+// beside the module root). It returns "" and no error when they are absent,
+// and an error when --fixtures or TEAMMEM_FIXTURES names no directory.
+func (b *bench) fixturesDir() (string, error) {
+	if dir := b.opt.fixtures; dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", fmt.Errorf("--fixtures %s: not a directory", dir)
+		}
+		return dir, nil
 	}
-	if _, err := os.Stat(dir); err != nil {
-		return ""
+	dir, err := fixtures.FindFrom(b.root)
+	if errors.Is(err, fixtures.ErrNotFound) {
+		return "", nil
 	}
-	return dir
+	return dir, err
 }

@@ -175,8 +175,11 @@ func runGitleaks(ctx context.Context, bin, dir, report string) (time.Duration, m
 
 // runScan compares MB/s and findings.
 func (b *bench) runScan(ctx context.Context) error {
-	fixtures := b.fixturesDir()
+	fixtures, err := b.fixturesDir()
 	switch {
+	case err != nil:
+		b.rep.note("secret scan skipped: %v", err)
+		return nil
 	case fixtures == "":
 		b.rep.note("secret scan skipped: no fixtures (set TEAMMEM_FIXTURES or --fixtures)")
 		return nil

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teammem/teammem/internal/fixtures"
 )
 
 // TestTwoMachines syncs two clones of one repo through a real server:
@@ -178,24 +180,42 @@ func TestWatchPropagates(t *testing.T) {
 	waitFile(t, B, "team/new.md", "<missing>", 20*time.Second)
 }
 
+// TestIndexLint lints the repository's memory directory (testdata/memory): its two
+// dangling links and the topic file the index leaves out are reported, and the exit code is 3.
+func TestIndexLint(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs(filepath.Join("testdata", "memory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := checkIndexLint(t, dir, 2)
+	if n := strings.Count(out, "not_indexed"); n != 1 || !strings.Contains(out, "reference_tracker.md") {
+		t.Fatalf("%d files reported as not indexed, want reference_tracker.md:\n%s", n, out)
+	}
+}
+
 // TestIndexLintFixture lints the real memory directory fixture: its dangling
 // links are reported and the exit code is 3.
 func TestIndexLintFixture(t *testing.T) {
 	t.Parallel()
-	fixture, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "memdirs", "4444J99__application-pipeline", ".claude", "memory"))
-	if _, err := os.Stat(fixture); err != nil {
-		t.Skipf("fixture not found: %v", err)
-	}
+	checkIndexLint(t, fixtures.Path(t, "memdirs", "4444J99__application-pipeline", ".claude", "memory"), 25)
+}
+
+// checkIndexLint runs index --lint on dir, expecting missing dangling links and exit code 3,
+// then renders the index in text and JSON. It returns the lint's output.
+func checkIndexLint(t *testing.T, dir string, missing int) string {
+	t.Helper()
 	m := newMachine(t, "http://127.0.0.1:1", "git@github.com:o/r.git")
-	out, _, code := m.run("index", "--lint", "--dir", fixture)
+	out, _, code := m.run("index", "--lint", "--dir", dir)
 	if code != 3 {
 		t.Fatalf("exit %d, want 3:\n%s", code, out)
 	}
-	if n := strings.Count(out, "missing_link"); n != 25 {
-		t.Fatalf("%d missing links reported, want 25:\n%s", n, out)
+	if n := strings.Count(out, "missing_link"); n != missing {
+		t.Fatalf("%d missing links reported, want %d:\n%s", n, missing, out)
 	}
-	idx := m.must("index", "--dir", fixture)
+	idx := m.must("index", "--dir", dir)
 	contains(t, idx, "[")
-	jsonOut := m.must("index", "--json", "--dir", fixture)
+	jsonOut := m.must("index", "--json", "--dir", dir)
 	contains(t, jsonOut, `"rendered": false`)
+	return out
 }

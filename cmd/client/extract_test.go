@@ -9,16 +9,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/teammem/teammem/internal/fixtures"
 	"github.com/teammem/teammem/internal/llm/llmtest"
 )
 
-// extractSession is the fixture session extract tests read.
-const extractSession = "d3ad4cdc-5657-435d-98fa-0035d53e383d"
+// extractSession is the session of the repository's transcript the extract tests read
+// (testdata/<id>.jsonl): a summary, a prompt asking for a Jupyter notebook, a streamed reply
+// and two tool calls; 6 main-chain messages.
+const (
+	extractSession  = "b7e2c4a6-3d1f-4e8b-9a5c-7f1e3d5b9c2a"
+	extractMessages = 6
+	extractPrompt   = "set up a jupyter notebook"
+)
 
-// extractFixture is the path of the fixture transcript.
-func extractFixture(t *testing.T) string {
+// extractTranscript is the absolute path of the repository's transcript.
+func extractTranscript(t *testing.T) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "transcripts", "chiphuyen__sniffly__"+extractSession+".jsonl"))
+	p, err := filepath.Abs(filepath.Join("testdata", extractSession+".jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +62,7 @@ func TestExtractWithAnthropic(t *testing.T) {
 		"TEAMMEM_LLM_BASE_URL="+llmtest.AnthropicServer(t, script), "TEAMMEM_TELEMETRY=1")
 	dir := m.memDir()
 
-	out := m.must("extract", "--session", extractSession, "--transcript", extractFixture(t))
+	out := m.must("extract", "--session", extractSession, "--transcript", extractTranscript(t))
 	contains(t, out, "Saved 1 memory\n")
 	contains(t, out, filepath.Join(dir, "feedback_notebooks.md"))
 	contains(t, read(t, dir, "feedback_notebooks.md"), "type: feedback")
@@ -63,10 +70,10 @@ func TestExtractWithAnthropic(t *testing.T) {
 	if n := len(script.Calls()); n != 2 {
 		t.Fatalf("model calls = %d", n)
 	}
-	contains(t, script.Calls()[0].Request.Messages[0].Content[0].Text, "create a jupyter notebook file")
+	contains(t, script.Calls()[0].Request.Messages[0].Content[0].Text, extractPrompt)
 
 	// The cursor was saved: nothing new the second time, and no model call.
-	out = m.must("extract", "--session", extractSession, "--transcript", extractFixture(t))
+	out = m.must("extract", "--session", extractSession, "--transcript", extractTranscript(t))
 	contains(t, out, "Nothing saved: no new messages since the last extraction")
 	if n := len(script.Calls()); n != 2 {
 		t.Fatalf("second run called the model (%d calls)", n)
@@ -87,6 +94,20 @@ func TestExtractWithAnthropic(t *testing.T) {
 
 func TestExtractWithOpenAIFindsTranscript(t *testing.T) {
 	t.Parallel()
+	checkExtractFindsTranscript(t, extractTranscript(t), extractSession, extractMessages)
+}
+
+func TestExtractWithOpenAIFindsFixtureTranscript(t *testing.T) {
+	t.Parallel()
+	const session = "d3ad4cdc-5657-435d-98fa-0035d53e383d"
+	checkExtractFindsTranscript(t, fixtures.Path(t, "transcripts", "chiphuyen__sniffly__"+session+".jsonl"), session, 125)
+}
+
+// checkExtractFindsTranscript puts the transcript at path where Claude Code keeps the
+// session's, runs extract by session id against an OpenAI-compatible model that saves a team
+// memory, and checks the report counts messages messages.
+func checkExtractFindsTranscript(t *testing.T, path, session string, messages int) {
+	t.Helper()
 	m := newMachine(t, "http://127.0.0.1:9", "https://github.com/acme/widgets.git")
 	script := llmtest.NewScript(saveReplies("team/project_notebooks.md", "project")...)
 	m.env = append(m.env, withoutModel...)
@@ -97,13 +118,13 @@ func TestExtractWithOpenAIFindsTranscript(t *testing.T) {
 	}
 	// Claude Code keeps the transcript next to memory/ when the clone is the
 	// git root; extract finds it by session id.
-	raw, err := os.ReadFile(extractFixture(t))
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.write(filepath.Dir(dir), extractSession+".jsonl", string(raw))
+	m.write(filepath.Dir(dir), session+".jsonl", string(raw))
 
-	out := m.must("extract", "--session", extractSession, "--json")
+	out := m.must("extract", "--session", session, "--json")
 	var rep struct {
 		Outcome       string   `json:"outcome"`
 		MemoriesSaved int      `json:"memories_saved"`
@@ -115,7 +136,7 @@ func TestExtractWithOpenAIFindsTranscript(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if rep.Outcome != "saved" || rep.MemoriesSaved != 1 || rep.TeamSaved != 1 || rep.Turns != 2 || rep.Messages != 125 ||
+	if rep.Outcome != "saved" || rep.MemoriesSaved != 1 || rep.TeamSaved != 1 || rep.Turns != 2 || rep.Messages != messages ||
 		strings.Join(rep.Files, ",") != "team/project_notebooks.md,team/MEMORY.md" {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -129,7 +150,7 @@ func TestExtractWithoutModel(t *testing.T) {
 	t.Parallel()
 	m := newMachine(t, "http://127.0.0.1:9", "https://github.com/acme/widgets.git")
 	m.env = append(m.env, withoutModel...)
-	out, errOut, code := m.run("extract", "--session", extractSession, "--transcript", extractFixture(t))
+	out, errOut, code := m.run("extract", "--session", extractSession, "--transcript", extractTranscript(t))
 	if code != 1 || out != "" {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}

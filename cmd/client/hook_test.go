@@ -246,11 +246,7 @@ func newBlockingModel(t *testing.T, script *llmtest.Script) *blockingModel {
 // released, that process's extraction gets its answer.
 func TestHookStopReturnsAtOnce(t *testing.T) {
 	t.Parallel()
-	const session = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
-	transcript, _ := filepath.Abs(filepath.Join("..", "..", "..", "shared", "fixtures", "transcripts", "d-kimuson__claude-code-viewer__"+session+".jsonl"))
-	if _, err := os.Stat(transcript); err != nil {
-		t.Skipf("fixture not found: %v", err)
-	}
+	session, transcript := extractSession, extractTranscript(t)
 	var replies []llmtest.Reply
 	for range 10 { // extraction needs one; the dream's gates should stop it before any
 		replies = append(replies, llmtest.Text("Nothing here is worth remembering."))

@@ -16,11 +16,13 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 	_ "modernc.org/sqlite" // registers "sqlite" for reading the database file back
 
+	"github.com/teammem/teammem/internal/fixtures"
+	"github.com/teammem/teammem/internal/secretscan/secrettest"
 	"github.com/teammem/teammem/internal/store"
 )
 
-// secretSample is one true-positive sample of the shared fixtures and the
-// token that stands for its secret.
+// secretSample is one true-positive secret sample and the token that stands
+// for its secret.
 type secretSample struct {
 	where, ruleID, text string
 	// token is the sample's longest run of [A-Za-z0-9_\-+/=.] of 16 bytes
@@ -42,30 +44,23 @@ func longestToken(s string) string {
 	return best
 }
 
-// secretsDir returns the secret fixtures: under $TEAMMEM_FIXTURES, or
-// ../../../shared/fixtures since the repository is cloned next to shared/,
-// as internal/secretscan finds them. Without either the test is skipped; a
-// set but missing variable fails.
-func secretsDir(t *testing.T) string {
-	t.Helper()
-	if dir := os.Getenv("TEAMMEM_FIXTURES"); dir != "" {
-		if _, err := os.Stat(dir); err != nil {
-			t.Fatalf("TEAMMEM_FIXTURES: %v", err)
-		}
-		return filepath.Join(dir, "secrets")
+// testdataSecretSamples returns the repository's own true positives
+// (internal/secretscan/secrettest), the same samples internal/secretscan's
+// tests check the scanner finds.
+func testdataSecretSamples() []secretSample {
+	var out []secretSample
+	for _, smp := range secrettest.TruePositives() {
+		out = append(out, secretSample{where: smp.Where, ruleID: smp.RuleID, text: smp.Text, token: longestToken(smp.Text)})
 	}
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "secrets")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("no fixtures at %s and TEAMMEM_FIXTURES unset", dir)
-	}
-	return dir
+	return out
 }
 
-// mustSecretSamples reads tp.tsv (rule_id<TAB>sample, a header row) and
-// tp_multiline.jsonl ({"rule_id", "sample"} per line).
-func mustSecretSamples(t *testing.T) []secretSample {
+// fixtureSecretSamples reads the real-world true positives: tp.tsv
+// (rule_id<TAB>sample, a header row) and tp_multiline.jsonl ({"rule_id",
+// "sample"} per line). It skips t when the fixtures are absent.
+func fixtureSecretSamples(t *testing.T) []secretSample {
 	t.Helper()
-	dir := secretsDir(t)
+	dir := filepath.Join(fixtures.Dir(t), "secrets")
 	var out []secretSample
 	tsv, err := os.ReadFile(filepath.Join(dir, "tp.tsv"))
 	if err != nil {
@@ -114,14 +109,28 @@ func defaultRules() map[string]bool {
 }
 
 // TestReliabilitySecretsNeverStored pushes every true-positive secret sample
-// through the Claude Code PUT, the /v1 batch and the /v1 entry PUT: under
-// the default skip policy, under an org that rejects, and under a server
-// that rejects. Afterwards no sample's secret may appear in any row of any
-// table, in the server logs (debug level), in /metrics or in the audit log.
+// of the repository's own set through the Claude Code PUT, the /v1 batch and
+// the /v1 entry PUT: under the default skip policy, under an org that rejects,
+// and under a server that rejects. Afterwards no sample's secret may appear in
+// any row of any table, in the server logs (debug level), in /metrics or in
+// the audit log.
 func TestReliabilitySecretsNeverStored(t *testing.T) {
+	checkSecretsNeverStored(t, testdataSecretSamples())
+}
+
+// TestReliabilitySecretsNeverStoredFixtures does the same with the
+// real-world samples, when the fixtures are present.
+func TestReliabilitySecretsNeverStoredFixtures(t *testing.T) {
+	checkSecretsNeverStored(t, fixtureSecretSamples(t))
+}
+
+// checkSecretsNeverStored pushes all samples of a rule in gitleaks' default
+// set, on every database, and looks for their secrets everywhere afterwards.
+func checkSecretsNeverStored(t *testing.T, all []secretSample) {
+	t.Helper()
 	rules := defaultRules()
 	var samples []secretSample
-	for _, smp := range mustSecretSamples(t) {
+	for _, smp := range all {
 		if !rules[smp.ruleID] {
 			// Like internal/secretscan's own tests: a sample of a rule the
 			// default set lacks is not a secret to the server.

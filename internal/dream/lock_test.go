@@ -190,7 +190,7 @@ func TestDreamAcquireRefusesSymlink(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(t.TempDir(), "elsewhere")
 	if err := os.Symlink(target, LockPath(dir)); err != nil {
-		t.Skip(err)
+		t.Skipf("cannot create a symlink here: %v", err)
 	}
 	if _, _, err := Acquire(dir, os.Getpid()); err == nil {
 		t.Fatal("acquire through a symlink succeeded")

@@ -12,19 +12,42 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/extract"
+	"github.com/teammem/teammem/internal/fixtures"
 	"github.com/teammem/teammem/internal/llm"
 	"github.com/teammem/teammem/internal/llm/llmtest"
 	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/secretscan"
 )
 
-// The fixture most tests extract from: a real session whose first prompt asks
-// for a Jupyter notebook.
-const (
-	fixtureName     = "chiphuyen__sniffly__d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl"
-	fixtureLastUUID = "32a76d26-9a71-40c3-8505-14cf7fede521"
-	fixtureMessages = 125
-)
+// session is a transcript the tests extract from and what extraction sees in it.
+type session struct {
+	path     string // relative to the package directory, or absolute
+	id       string
+	lastUUID string // the last main-chain message
+	messages int    // main-chain messages, as MessagesAfter counts them
+	prompt   string // how the first prompt appears in the model's prompt
+}
+
+// ownSession is the repository's session (testdata/notebook-session.jsonl): a leading
+// summary, an isMeta caveat, a prompt asking for a Jupyter notebook, streamed assistant
+// records, tool calls outside the memory directory and a Task subagent inlined as sidechain
+// records, which extraction does not see. 8 user and 7 assistant messages.
+var ownSession = session{
+	path:     filepath.Join("testdata", "notebook-session.jsonl"),
+	id:       "6a0f3e1c-9b2d-4c7e-8f5a-1d3b5c7e9a2f",
+	lastUUID: "e-a7",
+	messages: 15,
+	prompt:   "[user] make a jupyter notebook that runs each step",
+}
+
+// fixtureSession is a real session whose first prompt also asks for a Jupyter notebook.
+var fixtureSession = session{
+	path:     "chiphuyen__sniffly__d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl", // under fixtures/transcripts
+	id:       "d3ad4cdc-5657-435d-98fa-0035d53e383d",
+	lastUUID: "32a76d26-9a71-40c3-8505-14cf7fede521",
+	messages: 125,
+	prompt:   "[user] create a jupyter notebook file",
+}
 
 // testBundle is one test's memory dir, state dir and transcript.
 type testBundle struct {
@@ -32,24 +55,27 @@ type testBundle struct {
 	memDir     string
 	stateDir   string
 	transcript string
+	sess       session
 }
 
-// setup copies the fixture transcript into a fresh temp tree.
+// setup copies the repository's session into a fresh temp tree.
 func setup(t *testing.T) *testBundle {
+	t.Helper()
+	return setupSession(t, ownSession)
+}
+
+// setupSession copies the transcript of sess into a fresh temp tree.
+func setupSession(t *testing.T, sess session) *testBundle {
 	t.Helper()
 	base := t.TempDir()
 	b := &testBundle{base: base, memDir: filepath.Join(base, "memory"), stateDir: filepath.Join(base, "state"),
-		transcript: filepath.Join(base, "session.jsonl")}
+		transcript: filepath.Join(base, "session.jsonl"), sess: sess}
 	for _, d := range []string{b.memDir, b.stateDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", "transcripts", fixtureName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustWrite(t, b.transcript, string(raw))
+	mustWrite(t, b.transcript, mustRead(t, sess.path))
 	return b
 }
 
@@ -57,7 +83,7 @@ func setup(t *testing.T) *testBundle {
 func (b *testBundle) options(m llm.Model) extract.Options {
 	return extract.Options{
 		Location:       memdir.Location{MemoryDir: b.memDir, TeamDir: filepath.Join(b.memDir, "team")},
-		SessionID:      "d3ad4cdc-5657-435d-98fa-0035d53e383d",
+		SessionID:      b.sess.id,
 		TranscriptPath: b.transcript,
 		Model:          m,
 		StateDir:       b.stateDir,
@@ -71,7 +97,7 @@ func (b *testBundle) session(t *testing.T) extract.SessionState {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.Sessions["d3ad4cdc-5657-435d-98fa-0035d53e383d"]
+	return st.Sessions[b.sess.id]
 }
 
 func mustWrite(t *testing.T, p, content string) {
@@ -120,13 +146,26 @@ func userText(req llm.Request) string { return req.Messages[0].Content[0].Text }
 
 func TestExtractSavesMemoryAndAdvancesCursor(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	checkSavesMemory(t, setup(t))
+}
+
+func TestExtractSavesMemoryFixture(t *testing.T) {
+	t.Parallel()
+	sess := fixtureSession
+	sess.path = fixtures.Path(t, "transcripts", sess.path)
+	checkSavesMemory(t, setupSession(t, sess))
+}
+
+// checkSavesMemory runs an extraction whose model saves one memory: the files are written,
+// the cursor moves to the end, and a second run finds nothing new.
+func checkSavesMemory(t *testing.T, b *testBundle) {
+	t.Helper()
 	script := llmtest.NewScript(saveNotebookMemory()...)
 	rep, err := extract.Run(context.Background(), b.options(script))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Outcome != extract.OutcomeSaved || rep.MemoriesSaved != 1 || rep.TeamSaved != 0 || rep.Messages != fixtureMessages ||
+	if rep.Outcome != extract.OutcomeSaved || rep.MemoriesSaved != 1 || rep.TeamSaved != 0 || rep.Messages != b.sess.messages ||
 		strings.Join(rep.Files, ",") != "feedback_notebooks.md,MEMORY.md" || rep.Turns != 2 {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -137,12 +176,13 @@ func TestExtractSavesMemoryAndAdvancesCursor(t *testing.T) {
 		t.Fatalf("index = %q", got)
 	}
 	s := b.session(t)
-	if s.Cursor != fixtureLastUUID || s.TurnsSince != 0 || s.LastOutcome != extract.OutcomeSaved {
+	if s.Cursor != b.sess.lastUUID || s.TurnsSince != 0 || s.LastOutcome != extract.OutcomeSaved {
 		t.Fatalf("state = %+v", s)
 	}
 	// The model saw the conversation and the rules, and no team variant.
 	req := script.Requests()[0]
-	for _, want := range []string{"125 messages of the session that no earlier extraction has seen", "[user] create a jupyter notebook file", "holds no memories yet"} {
+	for _, want := range []string{fmt.Sprintf("%d messages of the session that no earlier extraction has seen", b.sess.messages),
+		b.sess.prompt, "holds no memories yet"} {
 		if !strings.Contains(userText(req), want) {
 			t.Errorf("prompt lacks %q", want)
 		}
@@ -286,10 +326,10 @@ func TestExtractThrottle(t *testing.T) {
 		t.Fatalf("throttled run moved the state: %+v", s)
 	}
 	rep, err = extract.Run(context.Background(), o)
-	if err != nil || rep.Outcome != extract.OutcomeSaved || rep.Messages != fixtureMessages || rep.MemoriesSaved != 1 {
+	if err != nil || rep.Outcome != extract.OutcomeSaved || rep.Messages != b.sess.messages || rep.MemoriesSaved != 1 {
 		t.Fatalf("second run = %+v, %v", rep, err)
 	}
-	if s := b.session(t); s.Cursor != fixtureLastUUID || s.TurnsSince != 0 {
+	if s := b.session(t); s.Cursor != b.sess.lastUUID || s.TurnsSince != 0 {
 		t.Fatalf("state after the run = %+v", s)
 	}
 }
@@ -308,7 +348,7 @@ func TestExtractModelErrorKeepsCursor(t *testing.T) {
 	// The next run reconsiders the same messages.
 	script := llmtest.NewScript(saveNotebookMemory()...)
 	rep, err = extract.Run(context.Background(), b.options(script))
-	if err != nil || rep.Messages != fixtureMessages || rep.MemoriesSaved != 1 {
+	if err != nil || rep.Messages != b.sess.messages || rep.MemoriesSaved != 1 {
 		t.Fatalf("retry = %+v, %v", rep, err)
 	}
 }
@@ -392,7 +432,7 @@ func TestExtractTurnLimit(t *testing.T) {
 	if err != nil || rep.Turns != 5 || !rep.HitTurnLimit || len(script.Calls()) != 5 || script.Remaining() != 5 {
 		t.Fatalf("report = %+v, err = %v, calls = %d", rep, err, len(script.Calls()))
 	}
-	if s := b.session(t); s.Cursor != fixtureLastUUID {
+	if s := b.session(t); s.Cursor != b.sess.lastUUID {
 		t.Fatalf("a run that used its budget should still advance the cursor: %+v", s)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/teammem/teammem/internal/fixtures"
+	"github.com/teammem/teammem/internal/secretscan/secrettest"
 )
 
 // sample is one fixture string and the rule it is about.
@@ -19,30 +22,57 @@ type sample struct {
 	where string
 }
 
-// fixturesDir returns the shared fixtures directory: $TEAMMEM_FIXTURES, or
-// ../../../shared/fixtures since the repository is cloned next to shared/.
-// Without either the test is skipped; a set but missing variable fails.
-func fixturesDir(tb testing.TB) string {
+// sampleSet is what the scanner tests run on: true positives (one line or several),
+// false positives for the rule they name, and realistic memory files that must come out
+// clean.
+type sampleSet struct {
+	tp, fp []sample
+	memdir map[string]string // file contents by path
+	real   bool              // the real-world fixtures, not the repository's own samples
+}
+
+// forEachSet runs f on the repository's own samples (secrettest and testdata/memory) and,
+// in a second subtest that skips without them, on the real-world fixtures.
+func forEachSet(t *testing.T, f func(t *testing.T, set sampleSet)) {
+	t.Helper()
+	t.Run("testdata", func(t *testing.T) { f(t, testdataSet(t)) })
+	t.Run("real-world", func(t *testing.T) { f(t, fixtureSet(t)) })
+}
+
+// testdataSet returns the repository's own samples.
+func testdataSet(tb testing.TB) sampleSet {
 	tb.Helper()
-	if dir := os.Getenv("TEAMMEM_FIXTURES"); dir != "" {
-		if _, err := os.Stat(dir); err != nil {
-			tb.Fatalf("TEAMMEM_FIXTURES: %v", err)
+	convert := func(in []secrettest.Sample) []sample {
+		out := make([]sample, len(in))
+		for i, s := range in {
+			out[i] = sample{ruleID: s.RuleID, text: s.Text, where: s.Where}
 		}
-		return dir
+		return out
 	}
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures")
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("no fixtures at %s and TEAMMEM_FIXTURES unset", dir)
+	return sampleSet{
+		tp:     convert(secrettest.TruePositives()),
+		fp:     convert(secrettest.FalsePositives()),
+		memdir: mustReadTree(tb, filepath.Join("testdata", "memory")),
 	}
-	return dir
+}
+
+// fixtureSet returns the real-world samples, skipping tb when the fixtures are absent.
+func fixtureSet(tb testing.TB) sampleSet {
+	tb.Helper()
+	dir := fixtures.Dir(tb)
+	return sampleSet{
+		tp:     append(mustReadTSV(tb, dir, "tp.tsv"), mustReadJSONL(tb, dir, "tp_multiline.jsonl")...),
+		fp:     mustReadTSV(tb, dir, "fp.tsv"),
+		memdir: mustReadTree(tb, filepath.Join(dir, "memdirs")),
+		real:   true,
+	}
 }
 
 // mustReadTSV reads a rule_id<TAB>sample file under fixtures/secrets,
 // skipping its header row.
-func mustReadTSV(tb testing.TB, name string) []sample {
+func mustReadTSV(tb testing.TB, dir, name string) []sample {
 	tb.Helper()
-	path := filepath.Join(fixturesDir(tb), "secrets", name)
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(filepath.Join(dir, "secrets", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,9 +89,9 @@ func mustReadTSV(tb testing.TB, name string) []sample {
 }
 
 // mustReadJSONL reads tp_multiline.jsonl under fixtures/secrets.
-func mustReadJSONL(tb testing.TB, name string) []sample {
+func mustReadJSONL(tb testing.TB, dir, name string) []sample {
 	tb.Helper()
-	f, err := os.Open(filepath.Join(fixturesDir(tb), "secrets", name))
+	f, err := os.Open(filepath.Join(dir, "secrets", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -85,11 +115,9 @@ func mustReadJSONL(tb testing.TB, name string) []sample {
 	return out
 }
 
-// mustReadMemdirs returns every file under fixtures/memdirs by its path
-// relative to that directory.
-func mustReadMemdirs(tb testing.TB) map[string]string {
+// mustReadTree returns every file under root by its slash-separated path relative to root.
+func mustReadTree(tb testing.TB, root string) map[string]string {
 	tb.Helper()
-	root := filepath.Join(fixturesDir(tb), "memdirs")
 	files := make(map[string]string)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

@@ -14,9 +14,10 @@ import (
 	"github.com/zricethezav/gitleaks/v8/logging"
 )
 
-// The three tables below excuse fixture results that legitimately differ from
-// the expectation, each with its reason. All are empty with gitleaks v8.30.1;
-// an entry that stops applying fails its test, so they cannot go stale.
+// The three tables below excuse real-world fixture results that legitimately
+// differ from the expectation, each with its reason. All are empty with gitleaks
+// v8.30.1; an entry that stops applying fails its test, so they cannot go stale.
+// The repository's own samples are written to need no excuses.
 
 // tpMisses lists true-positive samples, by fixture location, that the default
 // rules do not report.
@@ -51,13 +52,12 @@ func hasRule(fs []Finding, ruleID string) bool {
 	return false
 }
 
-// trueSamples returns every tp sample whose rule is in the default set.
-func trueSamples(t *testing.T, s *Scanner) []sample {
+// trueSamples returns every tp sample of set whose rule is in the default set.
+func trueSamples(t *testing.T, s *Scanner, set sampleSet) []sample {
 	t.Helper()
 	ids := s.ruleIDs()
 	var out []sample
-	all := append(mustReadTSV(t, "tp.tsv"), mustReadJSONL(t, "tp_multiline.jsonl")...)
-	for _, smp := range all {
+	for _, smp := range set.tp {
 		if ids[smp.ruleID] {
 			out = append(out, smp)
 		} else {
@@ -70,80 +70,113 @@ func trueSamples(t *testing.T, s *Scanner) []sample {
 	return out
 }
 
-func TestScanTruePositives(t *testing.T) {
+// TestTestdataSamples checks the repository's own samples are what the other tests assume:
+// every true positive names a rule of the default set, multi-line samples are among them,
+// and the generated tokens are the same on every call.
+func TestTestdataSamples(t *testing.T) {
 	s := mustScanner(t)
-	for _, smp := range trueSamples(t, s) {
-		got := s.Scan(smp.text, nil)
-		found := hasRule(got, smp.ruleID)
-		reason, excused := tpMisses[smp.where]
-		switch {
-		case !found && !excused:
-			t.Errorf("%s: %s not found; got %v", smp.where, smp.ruleID, got)
-		case found && excused:
-			t.Errorf("%s: %s found but listed as a miss (%s)", smp.where, smp.ruleID, reason)
+	ids := s.ruleIDs()
+	set := testdataSet(t)
+	rules, multi := map[string]bool{}, 0
+	for _, smp := range set.tp {
+		if !ids[smp.ruleID] {
+			t.Errorf("%s: rule %s is not in the default set", smp.where, smp.ruleID)
+		}
+		rules[smp.ruleID] = true
+		if strings.Count(strings.TrimSpace(smp.text), "\n") > 0 {
+			multi++
 		}
 	}
+	if len(rules) < 35 || multi < 5 || len(set.fp) < 15 || len(set.memdir) < 5 {
+		t.Errorf("%d rules, %d multi-line samples, %d false positives, %d memory files", len(rules), multi, len(set.fp), len(set.memdir))
+	}
+	if again := testdataSet(t); !slices.Equal(again.tp, set.tp) || !slices.Equal(again.fp, set.fp) {
+		t.Error("the generated samples differ from one call to the next")
+	}
+}
+
+func TestScanTruePositives(t *testing.T) {
+	forEachSet(t, func(t *testing.T, set sampleSet) {
+		s := mustScanner(t)
+		for _, smp := range trueSamples(t, s, set) {
+			got := s.Scan(smp.text, nil)
+			found := hasRule(got, smp.ruleID)
+			reason, excused := tpMisses[smp.where]
+			switch {
+			case !found && !excused:
+				t.Errorf("%s: %s not found; got %v", smp.where, smp.ruleID, got)
+			case found && excused:
+				t.Errorf("%s: %s found but listed as a miss (%s)", smp.where, smp.ruleID, reason)
+			}
+		}
+	})
 }
 
 func TestScanFalsePositives(t *testing.T) {
-	s := mustScanner(t)
-	for _, smp := range mustReadTSV(t, "fp.tsv") {
-		got := s.Scan(smp.text, nil)
-		hit := hasRule(got, smp.ruleID)
-		reason, excused := fpHits[smp.where]
-		switch {
-		case hit && !excused:
-			t.Errorf("%s: %s reported; got %v", smp.where, smp.ruleID, got)
-		case !hit && excused:
-			t.Errorf("%s: %s not reported but listed as a hit (%s)", smp.where, smp.ruleID, reason)
+	forEachSet(t, func(t *testing.T, set sampleSet) {
+		s := mustScanner(t)
+		for _, smp := range set.fp {
+			got := s.Scan(smp.text, nil)
+			hit := hasRule(got, smp.ruleID)
+			reason, excused := fpHits[smp.where]
+			switch {
+			case hit && !excused:
+				t.Errorf("%s: %s reported; got %v", smp.where, smp.ruleID, got)
+			case !hit && excused:
+				t.Errorf("%s: %s not reported but listed as a hit (%s)", smp.where, smp.ruleID, reason)
+			}
 		}
-	}
+	})
 }
 
 func TestScanMemdirs(t *testing.T) {
-	s := mustScanner(t)
-	used := make(map[string]bool)
-	for path, content := range mustReadMemdirs(t) {
-		for _, f := range s.Scan(content, nil) {
-			key := path + ": " + f.String()
-			if _, ok := memdirHits[key]; ok {
-				used[key] = true
-				continue
+	forEachSet(t, func(t *testing.T, set sampleSet) {
+		s := mustScanner(t)
+		used := make(map[string]bool)
+		for path, content := range set.memdir {
+			for _, f := range s.Scan(content, nil) {
+				key := path + ": " + f.String()
+				if _, ok := memdirHits[key]; ok {
+					used[key] = true
+					continue
+				}
+				t.Errorf("%s", key)
 			}
-			t.Errorf("%s", key)
 		}
-	}
-	for key := range memdirHits {
-		if !used[key] {
-			t.Errorf("%s: listed as a hit but not reported", key)
+		for key := range memdirHits {
+			if !used[key] && set.real { // the tables excuse real-world results only
+				t.Errorf("%s: listed as a hit but not reported", key)
+			}
 		}
-	}
+	})
 }
 
 func TestFindingNeverHoldsSecret(t *testing.T) {
-	s := mustScanner(t)
-	for _, smp := range trueSamples(t, s) {
-		got := s.Scan(smp.text, nil)
-		out, err := json.Marshal(got)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(out)
-		for _, f := range got {
-			text += "\n" + f.String()
-		}
-		// Ask gitleaks directly for what it matched, then look for it.
-		for _, gf := range s.det.DetectString(smp.text) {
-			for _, secret := range []string{gf.Secret, gf.Match} {
-				if secret = strings.TrimSpace(secret); secret == "" {
-					t.Fatalf("%s: %s matched empty text", smp.where, gf.RuleID)
-				}
-				if strings.Contains(text, secret) {
-					t.Errorf("%s: %s output holds the matched text", smp.where, gf.RuleID)
+	forEachSet(t, func(t *testing.T, set sampleSet) {
+		s := mustScanner(t)
+		for _, smp := range trueSamples(t, s, set) {
+			got := s.Scan(smp.text, nil)
+			out, err := json.Marshal(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(out)
+			for _, f := range got {
+				text += "\n" + f.String()
+			}
+			// Ask gitleaks directly for what it matched, then look for it.
+			for _, gf := range s.det.DetectString(smp.text) {
+				for _, secret := range []string{gf.Secret, gf.Match} {
+					if secret = strings.TrimSpace(secret); secret == "" {
+						t.Fatalf("%s: %s matched empty text", smp.where, gf.RuleID)
+					}
+					if strings.Contains(text, secret) {
+						t.Errorf("%s: %s output holds the matched text", smp.where, gf.RuleID)
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestScanLinesAndOrder(t *testing.T) {
@@ -218,7 +251,12 @@ func TestScanAllowlist(t *testing.T) {
 }
 
 func TestScanConcurrent(t *testing.T) {
-	samples := mustReadTSV(t, "tp.tsv")
+	forEachSet(t, func(t *testing.T, set sampleSet) { checkScanConcurrent(t, set.tp) })
+}
+
+// checkScanConcurrent scans samples from many goroutines at once; each must get what a lone
+// scan gets.
+func checkScanConcurrent(t *testing.T, samples []sample) {
 	const workers = 16
 	got := make([][][]Finding, workers)
 	var wg sync.WaitGroup

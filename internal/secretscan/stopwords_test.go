@@ -21,19 +21,8 @@ func TestStopwordsWithoutTrie(t *testing.T) {
 		"no stopword": "auth_token = \"Xq9Lm2Pz8Rt5Vw7Yb3Kd\"\n",
 		"alphabet":    "client_secret: abcdefghijklmnopqrstuvwxyz123\n",
 	}
-	for _, smp := range mustReadTSV(t, "tp.tsv") {
-		texts[smp.where] = smp.text
-	}
-	for _, smp := range mustReadJSONL(t, "tp_multiline.jsonl") {
-		texts[smp.where] = smp.text
-	}
-	for _, smp := range mustReadTSV(t, "fp.tsv") {
-		texts[smp.where] = smp.text
-	}
-	maps.Copy(texts, mustReadMemdirs(t))
-	for _, name := range slices.Sorted(maps.Keys(texts)) {
-		got, want := lean.Scan(texts[name], nil), stock.Scan(texts[name], nil)
-		if !slices.Equal(got, want) {
+	for name, text := range texts {
+		if got, want := lean.Scan(text, nil), stock.Scan(text, nil); !slices.Equal(got, want) {
 			t.Errorf("%s: without the trie %v, with it %v", name, got, want)
 		}
 	}
@@ -43,4 +32,16 @@ func TestStopwordsWithoutTrie(t *testing.T) {
 	if !hasRule(lean.Scan(texts["no stopword"], nil), "generic-api-key") {
 		t.Error("the control secret was not reported")
 	}
+	forEachSet(t, func(t *testing.T, set sampleSet) {
+		texts := maps.Clone(set.memdir)
+		for _, smp := range append(append([]sample(nil), set.tp...), set.fp...) {
+			texts[smp.where] = smp.text
+		}
+		for _, name := range slices.Sorted(maps.Keys(texts)) {
+			got, want := lean.Scan(texts[name], nil), stock.Scan(texts[name], nil)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: without the trie %v, with it %v", name, got, want)
+			}
+		}
+	})
 }

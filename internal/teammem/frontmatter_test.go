@@ -7,36 +7,33 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teammem/teammem/internal/fixtures"
 )
 
-// mustMemdir returns the real memory directory fixture: under
-// $TEAMMEM_FIXTURES, or ../../../shared/fixtures since the repository is
-// cloned next to shared/. Without either the test is skipped; a set but
-// missing variable fails.
-func mustMemdir(tb testing.TB) string {
+// testdataMemdir is the repository's own memory directory: an index mixing prose sections
+// with links, some dangling, one file linked twice and one by [[wiki-link]], and topic files
+// of all four types in the top-level and the nested "metadata:" frontmatter forms, with
+// quoted descriptions, one description that needs the YAML repair, and wiki links between
+// topics.
+var testdataMemdir = filepath.Join("testdata", "memory")
+
+// mustFixtureMemdir returns the real-world memory directory, skipping the test when the
+// fixtures are absent (see internal/fixtures).
+func mustFixtureMemdir(tb testing.TB) string {
 	tb.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "fixtures")
-	env := os.Getenv("TEAMMEM_FIXTURES")
-	if env != "" {
-		root = env
-	}
-	dir := filepath.Join(root, "memdirs", "4444J99__application-pipeline", ".claude", "memory")
-	if _, err := os.Stat(dir); err != nil {
-		if env != "" {
-			tb.Fatalf("TEAMMEM_FIXTURES: %v", err)
-		}
-		tb.Skipf("no memdir fixture at %s and TEAMMEM_FIXTURES unset", dir)
-	}
-	return dir
+	return fixtures.Path(tb, "memdirs", "4444J99__application-pipeline", ".claude", "memory")
 }
 
-// mustTopicFiles reads every file of the fixture memdir, MEMORY.md included.
-func mustTopicFiles(tb testing.TB) []TopicFile {
+// mustTopicFiles reads every file of the memory directory dir, MEMORY.md included.
+func mustTopicFiles(tb testing.TB, dir string) []TopicFile {
 	tb.Helper()
-	dir := mustMemdir(tb)
 	names, err := filepath.Glob(filepath.Join(dir, "*"))
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if len(names) == 0 {
+		tb.Fatalf("no files in %s", dir)
 	}
 	var out []TopicFile
 	for _, n := range names {
@@ -235,12 +232,42 @@ func TestRecentHeaders(t *testing.T) {
 	}
 }
 
+// topicWant is what the topic files of a memory directory parse to.
+type topicWant struct {
+	counts   map[MemoryType]int
+	repaired string // the one file whose frontmatter needs the YAML repair
+	nested   int    // files with the type nested under metadata:
+	// manifest is a line FormatManifest must render for the files at mtime 0.
+	manifest string
+}
+
+func TestTestdataTopicFiles(t *testing.T) {
+	checkTopicFiles(t, mustTopicFiles(t, testdataMemdir), topicWant{
+		counts:   map[MemoryType]int{MemoryFeedback: 4, MemoryProject: 3, MemoryReference: 1, MemoryUser: 1},
+		repaired: "feedback_fix_the_generator.md", // "not its output: files" in an unquoted description
+		nested:   2,
+		manifest: "- [user] user_role.md (1970-01-01T00:00:00.000Z): Backend developer, six years of Go, first month on the billing service",
+	})
+}
+
 // TestFixtureTopicFiles parses every topic file of the real memory dir the
 // way the scan does.
 func TestFixtureTopicFiles(t *testing.T) {
+	checkTopicFiles(t, mustTopicFiles(t, mustFixtureMemdir(t)), topicWant{
+		counts:   map[MemoryType]int{MemoryFeedback: 18, MemoryProject: 9, MemoryReference: 1, MemoryUser: 1},
+		repaired: "feedback_cover_letter_quality.md", // "standards: NYC" in an unquoted description
+		manifest: "- [user] user_engineering_timeline.md (1970-01-01T00:00:00.000Z): User's first website built 2011",
+	})
+}
+
+// checkTopicFiles parses the topic files among files: each has a name, a description, a
+// body and the type its file name starts with, and its header agrees with its frontmatter.
+func checkTopicFiles(t *testing.T, files []TopicFile, want topicWant) {
+	t.Helper()
 	counts := map[MemoryType]int{}
+	nested := 0
 	var headers []MemoryHeader
-	for _, tf := range mustTopicFiles(t) {
+	for _, tf := range files {
 		if !IsTopicFile(tf.Key) {
 			continue
 		}
@@ -248,13 +275,14 @@ func TestFixtureTopicFiles(t *testing.T) {
 		if !ok || fm.Err != nil || fm.Name == "" || fm.Description == "" || body == "" {
 			t.Errorf("%s: ok %v err %v name %q description %q", tf.Key, ok, fm.Err, fm.Name, fm.Description)
 		}
-		// One real file needs the repair retry: "standards: NYC" in an
-		// unquoted description.
-		if fm.Repaired != (tf.Key == "feedback_cover_letter_quality.md") {
+		if fm.Repaired != (tf.Key == want.repaired) {
 			t.Errorf("%s: repaired %v", tf.Key, fm.Repaired)
 		}
 		if !strings.HasPrefix(tf.Key, string(fm.Type)+"_") {
 			t.Errorf("%s: type %q does not match the file name", tf.Key, fm.Type)
+		}
+		if _, top := fm.Raw["type"]; !top {
+			nested++
 		}
 		h := ParseHeader(tf.Key, time.UnixMilli(0), tf.Content)
 		if h.Type != fm.Type || h.Description != fm.Description {
@@ -263,13 +291,12 @@ func TestFixtureTopicFiles(t *testing.T) {
 		counts[fm.Type]++
 		headers = append(headers, h)
 	}
-	want := map[MemoryType]int{MemoryFeedback: 18, MemoryProject: 9, MemoryReference: 1, MemoryUser: 1}
-	if fmt.Sprint(counts) != fmt.Sprint(want) {
-		t.Errorf("types = %v; want %v", counts, want)
+	if fmt.Sprint(counts) != fmt.Sprint(want.counts) || nested != want.nested {
+		t.Errorf("types = %v, %d nested; want %v, %d", counts, nested, want.counts, want.nested)
 	}
 	manifest := FormatManifest(headers)
-	if !strings.Contains(manifest, "\n- [user] user_engineering_timeline.md (1970-01-01T00:00:00.000Z): User's first website built 2011") {
-		t.Errorf("manifest lacks the user line:\n%s", manifest)
+	if !strings.Contains(manifest, "\n"+want.manifest) {
+		t.Errorf("manifest lacks %q:\n%s", want.manifest, manifest)
 	}
 }
 

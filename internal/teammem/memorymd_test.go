@@ -111,15 +111,28 @@ func tail(s string) string {
 	return s
 }
 
+func TestTruncateIndexTestdata(t *testing.T) {
+	// 1 373 UTF-8 bytes are 1 347 UTF-16 units once trimmed (the em and en dashes and the
+	// arrow are three bytes, one unit).
+	checkTruncateIndex(t, testdataMemdir, 28, 1347)
+}
+
 func TestTruncateIndexFixture(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(mustMemdir(t), "MEMORY.md"))
+	// 14 669 UTF-8 bytes are 14 483 UTF-16 units; trimming drops the final "\n".
+	checkTruncateIndex(t, mustFixtureMemdir(t), 116, 14482)
+}
+
+// checkTruncateIndex checks that the MEMORY.md of dir, of lines lines and units UTF-16 units
+// once trimmed, is within the limits and kept whole.
+func checkTruncateIndex(t *testing.T, dir string, lines, units int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "MEMORY.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := TruncateIndex(string(raw))
-	// 14 669 UTF-8 bytes are 14 483 UTF-16 units; trimming drops the final "\n".
-	if tr.LineCount != 116 || tr.ByteCount != 14482 || tr.Truncated() {
-		t.Errorf("got lines %d units %d truncated %v; want 116, 14482, false", tr.LineCount, tr.ByteCount, tr.Truncated())
+	if tr.LineCount != lines || tr.ByteCount != units || tr.Truncated() {
+		t.Errorf("got lines %d units %d truncated %v; want %d, %d, false", tr.LineCount, tr.ByteCount, tr.Truncated(), lines, units)
 	}
 	if tr.Content != strings.TrimSuffix(string(raw), "\n") {
 		t.Error("content changed")
@@ -138,7 +151,7 @@ func FuzzTruncateIndex(f *testing.F) {
 	f.Add("\xff", "abc\xfe\n", uint16(7000))
 	f.Fuzz(func(t *testing.T, head, unit string, reps uint16) {
 		if len(unit)*int(reps) > 200_000 {
-			t.Skip()
+			t.Skip("input over 200 KB: too slow to fuzz")
 		}
 		raw := head + strings.Repeat(unit, int(reps))
 		tr := TruncateIndex(raw)
@@ -215,8 +228,33 @@ func TestRenderIndexClipsLongNames(t *testing.T) {
 	}
 }
 
+// renderWant is what RenderIndex makes of a memory directory's topic files.
+type renderWant struct {
+	entries              map[string]int // entries per section
+	firstFeedback, users string         // the first Feedback line and the User line
+}
+
+func TestRenderIndexTestdata(t *testing.T) {
+	checkRenderIndex(t, mustTopicFiles(t, testdataMemdir), renderWant{
+		entries: map[string]int{"User": 1, "Feedback": 4, "Project": 3, "Reference": 1},
+		// The description is clipped to the line's 150 units at a word boundary.
+		firstFeedback: "- [Fix the generator](feedback_fix_the_generator.md) — Fix the generator, not its output: files under gen/ are overwritten by go generate on every…",
+		users:         "- [Role and background](user_role.md) — Backend developer, six years of Go, first month on the billing service",
+	})
+}
+
 func TestRenderIndexFixture(t *testing.T) {
-	topics := mustTopicFiles(t)
+	checkRenderIndex(t, mustTopicFiles(t, mustFixtureMemdir(t)), renderWant{
+		entries:       map[string]int{"User": 1, "Feedback": 18, "Project": 9, "Reference": 1},
+		firstFeedback: "- [Additive design, never reductive](feedback_additive_design.md) — Each user prompt adds complexity to the design — never simplify, reduce, or…",
+		users:         "- [Engineering experience timeline — 15 years](user_engineering_timeline.md) — User's first website built 2011 in collaboration with…",
+	})
+}
+
+// checkRenderIndex renders an index of topics: sections in type order, entries within the
+// line limit, every topic file linked exactly once, nothing truncated.
+func checkRenderIndex(t *testing.T, topics []TopicFile, want renderWant) {
+	t.Helper()
 	got := RenderIndex(topics)
 	var sections []string
 	entries := map[string][]string{}
@@ -238,36 +276,36 @@ func TestRenderIndexFixture(t *testing.T) {
 	if want := []string{"User", "Feedback", "Project", "Reference"}; !slices.Equal(sections, want) {
 		t.Errorf("sections %v; want %v", sections, want)
 	}
-	for s, n := range map[string]int{"User": 1, "Feedback": 18, "Project": 9, "Reference": 1} {
+	for s, n := range want.entries {
 		if len(entries[s]) != n {
 			t.Errorf("%s: %d entries; want %d", s, len(entries[s]), n)
 		}
 	}
-	if want := "- [Additive design, never reductive](feedback_additive_design.md) — Each user prompt adds complexity to the design — never simplify, reduce, or…"; entries["Feedback"][0] != want {
-		t.Errorf("first feedback line\n%s\nwant\n%s", entries["Feedback"][0], want)
+	if len(entries["Feedback"]) == 0 || entries["Feedback"][0] != want.firstFeedback {
+		t.Errorf("first feedback line\n%v\nwant\n%s", entries["Feedback"], want.firstFeedback)
 	}
-	if want := "- [Engineering experience timeline — 15 years](user_engineering_timeline.md) — User's first website built 2011 in collaboration with…"; entries["User"][0] != want {
-		t.Errorf("user line\n%s\nwant\n%s", entries["User"][0], want)
+	if len(entries["User"]) == 0 || entries["User"][0] != want.users {
+		t.Errorf("user line\n%v\nwant\n%s", entries["User"], want.users)
 	}
 	// Every topic file is linked exactly once, in key order within groups.
 	var keys []string
 	for _, l := range IndexLinks(got) {
 		keys = append(keys, l.Target)
 	}
-	var want []string
+	var wantKeys []string
 	for _, tf := range topics {
 		if IsTopicFile(tf.Key) {
-			want = append(want, tf.Key)
+			wantKeys = append(wantKeys, tf.Key)
 		}
 	}
-	slices.Sort(want)
+	slices.Sort(wantKeys)
 	sorted := slices.Clone(keys)
 	slices.Sort(sorted)
-	if !slices.Equal(sorted, want) {
-		t.Errorf("links %v; want %v", keys, want)
+	if !slices.Equal(sorted, wantKeys) {
+		t.Errorf("links %v; want %v", keys, wantKeys)
 	}
 	if tr := TruncateIndex(got); tr.Truncated() {
-		t.Errorf("rendered fixture index truncated: %+v", tr)
+		t.Errorf("rendered index truncated: %+v", tr)
 	}
 }
 
@@ -320,8 +358,31 @@ func TestIndexLinksRoundTrip(t *testing.T) {
 	}
 }
 
+// linksWant is what IndexLinks finds in a MEMORY.md.
+type linksWant struct {
+	links, wiki, unique, missing int
+	first                        IndexLink
+}
+
+func TestIndexLinksTestdata(t *testing.T) {
+	// 13 links, one of them [[feedback_small_prs]], to 11 files: the release note is linked
+	// twice (once with a fragment) and the small-PRs note also by wiki link. 3 files are
+	// missing on purpose; the status page URL and the link in a code span do not count.
+	checkIndexLinks(t, testdataMemdir, linksWant{links: 13, wiki: 1, unique: 11, missing: 3,
+		first: IndexLink{Target: "user_role.md", Text: "Role and background", Line: 7}})
+}
+
 func TestIndexLinksFixture(t *testing.T) {
-	dir := mustMemdir(t)
+	// 55 links to 54 files (the freshness gate is linked twice); 25 of those
+	// files were left out of the fixture on purpose.
+	checkIndexLinks(t, mustFixtureMemdir(t), linksWant{links: 55, unique: 54, missing: 25,
+		first: IndexLink{Target: "user_engineering_timeline.md", Text: "Engineering timeline", Line: 4}})
+}
+
+// checkIndexLinks reads the links of dir's MEMORY.md, resolving wiki links to .md files the
+// way the lint does, and counts those whose file is missing.
+func checkIndexLinks(t *testing.T, dir string, want linksWant) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "MEMORY.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -329,21 +390,26 @@ func TestIndexLinksFixture(t *testing.T) {
 	links := IndexLinks(string(raw))
 	unique := map[string]bool{}
 	missing := map[string]bool{}
+	wiki := 0
 	for _, l := range links {
-		if l.Wiki || !strings.HasSuffix(l.Target, ".md") {
+		target := l.Target
+		if l.Wiki {
+			wiki++
+			target += ".md"
+		}
+		if !strings.HasSuffix(target, ".md") {
 			t.Errorf("unexpected link %+v", l)
 		}
-		unique[l.Target] = true
-		if _, err := os.Stat(filepath.Join(dir, l.Target)); err != nil {
-			missing[l.Target] = true
+		unique[target] = true
+		if _, err := os.Stat(filepath.Join(dir, target)); err != nil {
+			missing[target] = true
 		}
 	}
-	// 55 links to 54 files (the freshness gate is linked twice); 25 of those
-	// files were left out of the fixture on purpose.
-	if len(links) != 55 || len(unique) != 54 || len(missing) != 25 {
-		t.Errorf("links %d, unique %d, missing %d; want 55, 54, 25", len(links), len(unique), len(missing))
+	if len(links) != want.links || wiki != want.wiki || len(unique) != want.unique || len(missing) != want.missing {
+		t.Errorf("links %d (%d wiki), unique %d, missing %d; want %d (%d), %d, %d",
+			len(links), wiki, len(unique), len(missing), want.links, want.wiki, want.unique, want.missing)
 	}
-	if l := links[0]; l != (IndexLink{Target: "user_engineering_timeline.md", Text: "Engineering timeline", Line: 4}) {
-		t.Errorf("first link %+v", l)
+	if len(links) == 0 || links[0] != want.first {
+		t.Errorf("links %+v, want the first %+v", links, want.first)
 	}
 }

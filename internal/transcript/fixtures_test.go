@@ -1,37 +1,18 @@
 package transcript
 
 import (
-	"maps"
-	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
-	"time"
+
+	"github.com/teammem/teammem/internal/fixtures"
 )
 
-// fixturesDir returns the shared transcript fixtures: $TEAMMEM_FIXTURES/transcripts, or
-// ../../../shared/fixtures/transcripts since the repository is cloned next to shared/.
-// Without either the test is skipped; a set but missing variable fails.
-func fixturesDir(tb testing.TB) string {
+// realTranscripts returns the directory of the real-world transcripts, skipping the test
+// when the fixtures are absent (see internal/fixtures). Every behaviour checked on them is
+// also checked on the repository's own transcripts (testdata_test.go).
+func realTranscripts(tb testing.TB) string {
 	tb.Helper()
-	if dir := os.Getenv("TEAMMEM_FIXTURES"); dir != "" {
-		dir = filepath.Join(dir, "transcripts")
-		if _, err := os.Stat(dir); err != nil {
-			tb.Fatalf("TEAMMEM_FIXTURES: %v", err)
-		}
-		return dir
-	}
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "transcripts")
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("no fixtures at %s and TEAMMEM_FIXTURES unset", dir)
-	}
-	return dir
-}
-
-// fixturePath returns the path of one transcript fixture.
-func fixturePath(tb testing.TB, name string) string {
-	tb.Helper()
-	return filepath.Join(fixturesDir(tb), name)
+	return filepath.Join(fixtures.Dir(tb), "transcripts")
 }
 
 // Fixture file names.
@@ -48,28 +29,9 @@ const (
 	fixtureSession = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
 )
 
-// fixtureWant is what one fixture must summarize to. The numbers were counted independently
-// of this code, by a python script applying the same definitions with the json module; the
-// prompts and first prompts were checked by reading the records.
-type fixtureWant struct {
-	file       string
-	read       ReadStats
-	types      map[Type]int
-	user       int // user records
-	assistant  int // logical assistant messages (merged by message.id)
-	prompts    int
-	sidechain  int
-	compact    int // compact_boundary records
-	compactSum int // isCompactSummary records
-	tools      ToolStats
-	first      string // RFC 3339 timestamps, "" for none
-	last       string
-	prompt     string
-	// MessagesAfter(file, ""): merged main-chain messages, their records, the last uuid.
-	mainMsgs, mainRecords int
-	lastUUID              string
-}
-
+// fixtureWants are the real-world transcripts' expectations. The numbers were counted
+// independently of this code, by a python script applying the same definitions with the json
+// module; the prompts and first prompts were checked by reading the records.
 var fixtureWants = []fixtureWant{{
 	file:  fxSniffly,
 	read:  ReadStats{Lines: 137, Records: 137},
@@ -152,7 +114,7 @@ var fixtureWants = []fixtureWant{{
 }}
 
 func TestFixturesCovered(t *testing.T) {
-	names, err := filepath.Glob(filepath.Join(fixturesDir(t), "*.jsonl"))
+	names, err := filepath.Glob(filepath.Join(realTranscripts(t), "*.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,81 +124,11 @@ func TestFixturesCovered(t *testing.T) {
 }
 
 func TestSummarizeFixtures(t *testing.T) {
-	for _, want := range fixtureWants {
-		t.Run(want.file, func(t *testing.T) {
-			t.Parallel()
-			got, err := Summarize(fixturePath(t, want.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Read != want.read {
-				t.Errorf("read stats = %+v, want %+v", got.Read, want.read)
-			}
-			if !maps.Equal(got.Types, want.types) {
-				t.Errorf("types = %v, want %v", got.Types, want.types)
-			}
-			checkInt(t, "user messages", got.UserMessages, want.user)
-			checkInt(t, "assistant messages", got.AssistantMessages, want.assistant)
-			checkInt(t, "prompts", got.Prompts, want.prompts)
-			checkInt(t, "sidechain", got.Sidechain, want.sidechain)
-			checkInt(t, "compact boundaries", got.CompactBoundaries, want.compact)
-			checkInt(t, "compact summaries", got.CompactSummaries, want.compactSum)
-			tools := got.Tools
-			tools.ByName = nil
-			if !reflect.DeepEqual(tools, want.tools) {
-				t.Errorf("tools = %+v\nwant    %+v", tools, want.tools)
-			}
-			checkTime(t, "first timestamp", got.FirstTimestamp, want.first)
-			checkTime(t, "last timestamp", got.LastTimestamp, want.last)
-			if got.FirstPrompt != want.prompt {
-				t.Errorf("first prompt = %q, want %q", got.FirstPrompt, want.prompt)
-			}
-		})
-	}
+	dir := realTranscripts(t)
+	checkSummaries(t, fixtureWants, func(file string) string { return filepath.Join(dir, file) })
 }
 
 func TestMessagesAfterFixtures(t *testing.T) {
-	for _, want := range fixtureWants {
-		t.Run(want.file, func(t *testing.T) {
-			t.Parallel()
-			msgs, found, last, err := MessagesAfter(fixturePath(t, want.file), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			records := 0
-			for _, m := range msgs {
-				records += m.Records
-			}
-			if found || len(msgs) != want.mainMsgs || records != want.mainRecords || last != want.lastUUID {
-				t.Errorf("found %v, %d messages of %d records, last %q; want false, %d of %d, %q",
-					found, len(msgs), records, last, want.mainMsgs, want.mainRecords, want.lastUUID)
-			}
-		})
-	}
-}
-
-// checkInt reports a mismatching count.
-func checkInt(t *testing.T, what string, got, want int) {
-	t.Helper()
-	if got != want {
-		t.Errorf("%s = %d, want %d", what, got, want)
-	}
-}
-
-// checkTime reports a timestamp differing from the RFC 3339 want ("" = zero time).
-func checkTime(t *testing.T, what string, got time.Time, want string) {
-	t.Helper()
-	if want == "" {
-		if !got.IsZero() {
-			t.Errorf("%s = %v, want none", what, got)
-		}
-		return
-	}
-	w, err := time.Parse(time.RFC3339Nano, want)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Equal(w) {
-		t.Errorf("%s = %v, want %v", what, got, w)
-	}
+	dir := realTranscripts(t)
+	checkMessagesAfter(t, fixtureWants, func(file string) string { return filepath.Join(dir, file) })
 }

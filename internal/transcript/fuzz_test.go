@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/teammem/teammem/internal/fixtures"
 )
 
 // FuzzParseLine feeds arbitrary lines to ParseLine and everything downstream of it: the
@@ -58,16 +61,22 @@ func FuzzParseLine(f *testing.F) {
 	})
 }
 
-// addFixtureSeeds adds the first lines of every fixture as seeds, when fixtures are present.
+// addFixtureSeeds adds the first lines of the testdata transcripts as seeds, and of some
+// real-world ones when the fixtures are present. Without them the fuzz test still runs on the
+// rest, so it looks them up without skipping.
 func addFixtureSeeds(f *testing.F) {
-	dir := os.Getenv("TEAMMEM_FIXTURES")
-	if dir == "" {
-		dir = "../../../shared/fixtures"
+	paths := []string{tdPath(tdLegacy), tdPath(tdInterrupted), tdPath(tdV2), tdChild}
+	if dir, err := fixtures.Find(); err == nil {
+		for _, name := range []string{fxSmall, fxAgentChild, fxSniffly} {
+			paths = append(paths, filepath.Join(dir, "transcripts", name))
+		}
+	} else if !errors.Is(err, fixtures.ErrNotFound) {
+		f.Fatal(err)
 	}
-	for _, name := range []string{fxSmall, fxAgentChild, fxSniffly} {
-		file, err := os.Open(dir + "/transcripts/" + name)
+	for _, p := range paths {
+		file, err := os.Open(p)
 		if err != nil {
-			return
+			f.Fatal(err)
 		}
 		sc := bufio.NewScanner(file)
 		sc.Buffer(nil, 1<<20)

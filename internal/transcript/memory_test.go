@@ -73,7 +73,7 @@ func (g *genTranscript) cycle(b []byte) []byte {
 
 func TestSummarizeBoundedMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates a 100 MB transcript")
+		t.Skip("-short: generates a 100 MB transcript")
 	}
 	const (
 		size     = 100 << 20
@@ -120,7 +120,7 @@ func summaryCountsEqual(a, b Summary) bool {
 
 func TestOversizedLineMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("generates a 48 MiB line")
+		t.Skip("-short: generates a 48 MiB line")
 	}
 	// A line over the cap is skipped without being buffered.
 	line := strings.NewReader(`{"type":"user","message":{"role":"user","content":"` + strings.Repeat("z", 48<<20) + `"}}` + "\n")

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,9 +71,23 @@ func TestMergerGroups(t *testing.T) {
 	}
 }
 
+func TestMergeTestdata(t *testing.T) {
+	t.Parallel()
+	// 13 assistant records, one block each, make 11 logical messages (two streamed pairs).
+	checkMerge(t, tdPath(tdLegacy), 31, 13, 11)
+}
+
 func TestMergeFixture(t *testing.T) {
 	t.Parallel()
-	rd, err := Open(fixturePath(t, fxViewer98))
+	// 262 assistant records, one block each, make 170 logical messages.
+	checkMerge(t, filepath.Join(realTranscripts(t), fxViewer98), 438, 262, 170)
+}
+
+// checkMerge merges the transcript at path, of records records of which assistant are
+// assistant records with one block each, and checks it yields messages assistant messages.
+func checkMerge(t *testing.T, path string, records, assistant, messages int) {
+	t.Helper()
+	rd, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +101,8 @@ func TestMergeFixture(t *testing.T) {
 			blocks += len(r.Content)
 		}
 	}
-	// 262 assistant records, one block each, make 170 logical messages.
-	if len(merged) != 438-262+170 || assistants != 170 || blocks != 262 {
-		t.Fatalf("merged %d records, %d assistant messages holding %d blocks", len(merged), assistants, blocks)
+	if len(recs) != records || len(merged) != records-assistant+messages || assistants != messages || blocks != assistant {
+		t.Fatalf("%d records merged into %d, %d assistant messages holding %d blocks; want %d into %d, %d holding %d",
+			len(recs), len(merged), assistants, blocks, records, records-assistant+messages, messages, assistant)
 	}
 }

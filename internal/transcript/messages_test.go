@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,21 +80,35 @@ func TestMessagesAfterRepeatedCursor(t *testing.T) {
 	}
 }
 
+func TestMessagesAfterTestdataCursor(t *testing.T) {
+	t.Parallel()
+	checkCursorNearEnd(t, tdPath(tdLegacy))
+	checkCursorNearEnd(t, tdPath(tdV2))
+}
+
 func TestMessagesAfterFixtureCursor(t *testing.T) {
 	t.Parallel()
-	// The sniffly session's last prompt and what follows it.
-	path := fixturePath(t, fxSniffly)
+	checkCursorNearEnd(t, filepath.Join(realTranscripts(t), fxSniffly))
+}
+
+// checkCursorNearEnd puts the cursor on the fourth message from the end of the transcript at
+// path: exactly the last three follow it.
+func checkCursorNearEnd(t *testing.T, path string) {
+	t.Helper()
 	all, _, _, err := MessagesAfter(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(all) < 4 {
+		t.Fatalf("%s: %d messages", path, len(all))
+	}
 	cursor := all[len(all)-4].UUID
 	after, found, _, err := MessagesAfter(path, cursor)
 	if err != nil || !found {
-		t.Fatalf("found %v err %v", found, err)
+		t.Fatalf("%s: found %v err %v", path, found, err)
 	}
 	if describe(after) != describe(all[len(all)-3:]) {
-		t.Fatalf("after %s:\n%s\nwant\n%s", cursor, describe(after), describe(all[len(all)-3:]))
+		t.Fatalf("%s after %s:\n%s\nwant\n%s", path, cursor, describe(after), describe(all[len(all)-3:]))
 	}
 }
 
@@ -185,29 +200,49 @@ func TestHasProse(t *testing.T) {
 	}
 }
 
+func TestHasProseTestdata(t *testing.T) {
+	t.Parallel()
+	checkHasProse(t, map[string]bool{
+		tdPath(tdLegacy): true, tdPath(tdInterrupted): true, tdPath(tdSummaryOnly): false, tdPath(tdV2): true,
+		tdParent: true,
+		tdChild:  false, // all sidechain: MessagesAfter returns nothing
+	})
+	// After the "#" memory note only command wrappers follow.
+	checkNothingAfterMemoryNote(t, tdPath(tdLegacy))
+}
+
 func TestHasProseFixtures(t *testing.T) {
-	tests := []struct {
-		file string
-		want bool
-	}{
-		{fxSniffly, true},
-		{fxSnifflySum, false},
-		{fxAgentParent, true},
-		{fxAgentChild, false}, // all sidechain: MessagesAfter returns nothing
-		{fxKiliman, true},
-	}
-	for _, tt := range tests {
-		msgs, _, _, err := MessagesAfter(fixturePath(t, tt.file), "")
+	t.Parallel()
+	dir := realTranscripts(t)
+	checkHasProse(t, map[string]bool{
+		filepath.Join(dir, fxSniffly): true, filepath.Join(dir, fxSnifflySum): false, filepath.Join(dir, fxAgentParent): true,
+		filepath.Join(dir, fxAgentChild): false, filepath.Join(dir, fxKiliman): true,
+	})
+	checkNothingAfterMemoryNote(t, filepath.Join(dir, fxKiliman))
+}
+
+// checkHasProse checks HasProse over all the messages of each transcript.
+func checkHasProse(t *testing.T, want map[string]bool) {
+	t.Helper()
+	for path, prose := range want {
+		msgs, _, _, err := MessagesAfter(path, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := HasProse(msgs); got != tt.want {
-			t.Errorf("%s: HasProse = %v, want %v", tt.file, got, tt.want)
+		if got := HasProse(msgs); got != prose {
+			t.Errorf("%s: HasProse = %v, want %v", path, got, prose)
 		}
 	}
-	// After kiliman's last human message (the "#" memory note) only command wrappers follow.
-	path := fixturePath(t, fxKiliman)
-	msgs, _, _, _ := MessagesAfter(path, "")
+}
+
+// checkNothingAfterMemoryNote checks that what follows the last "#" memory note of the
+// transcript at path has messages but no prose.
+func checkNothingAfterMemoryNote(t *testing.T, path string) {
+	t.Helper()
+	msgs, _, _, err := MessagesAfter(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cursor string
 	for _, m := range msgs {
 		if strings.Contains(m.Text, "<user-memory-input>") {
@@ -216,6 +251,6 @@ func TestHasProseFixtures(t *testing.T) {
 	}
 	after, found, _, err := MessagesAfter(path, cursor)
 	if err != nil || !found || len(after) == 0 || HasProse(after) {
-		t.Fatalf("after the memory note: found %v, %d messages, prose %v, err %v", found, len(after), HasProse(after), err)
+		t.Fatalf("%s after the memory note: found %v, %d messages, prose %v, err %v", path, found, len(after), HasProse(after), err)
 	}
 }
