@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/telemetry"
 )
 
 type ctxKey int
@@ -113,8 +114,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					s.writeError(rec, r, teammem.Errorf(teammem.EInternal, "internal error"))
 				}
 			}
-			route := "unmatched"
-			if p := rctx.RoutePattern(); p != "" {
+			route := telemetry.RouteUnmatched
+			if p := rctx.RoutePattern(); s.routeLabels[p] {
 				route = p
 			}
 			status := rec.status
@@ -122,8 +123,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			d := time.Since(start)
-			s.metrics.HTTPRequests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
-			s.metrics.HTTPDuration.WithLabelValues(route, r.Method).Observe(d.Seconds())
+			method := telemetry.MethodLabel(r.Method)
+			s.metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+			s.metrics.HTTPDuration.WithLabelValues(route, method).Observe(d.Seconds())
 			level := slog.LevelInfo
 			if status >= 500 {
 				level = slog.LevelWarn
@@ -136,6 +138,22 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// routeLabels returns the route templates of router as chi's RoutePattern
+// spells them for a matched request. A request that reaches a subrouter
+// (/v1, a space) but none of its routes has a pattern too, "/v1/*", and
+// that is no route: it counts as unmatched.
+func routeLabels(router chi.Routes) map[string]bool {
+	out := map[string]bool{}
+	_ = chi.Walk(router, func(_, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route != "/" {
+			route = strings.TrimSuffix(route, "/")
+		}
+		out[route] = true
+		return nil
+	})
+	return out
 }
 
 // limitBody caps every request body at the configured size.

@@ -55,8 +55,11 @@ type Server struct {
 	limiter *writeLimiter
 	events  events.Broker
 	router  chi.Router
-	cache   *cache
-	served  atomic.Int64 // requests begun, for trimWhenIdle
+	// routeLabels holds every route template, as chi reports a matched one:
+	// the only route label values besides telemetry.RouteUnmatched.
+	routeLabels map[string]bool
+	cache       *cache
+	served      atomic.Int64 // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -87,6 +90,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
+	s.routeLabels = routeLabels(s.router)
 	return s
 }
 

@@ -2,13 +2,36 @@
 // definitions of design §8. Metrics are created per server (not registered
 // globally), so several servers can run in one test process. Labels are
 // bounded: org slug, route template, method, status code, outcome, reason,
-// rule id, cap name.
+// rule id, cap name — each from a closed set, so that no request, however
+// odd, adds a series.
 package telemetry
 
 import (
+	"net/http"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
+
+// RouteUnmatched is the route label of a request no route template matched.
+const RouteUnmatched = "unmatched"
+
+// MethodOther is the method label of a request whose method is not one of
+// the standard ones.
+const MethodOther = "other"
+
+// MethodLabel returns method as a label value: the methods of RFC 9110 and
+// PATCH as they are, anything else as MethodOther. HTTP allows any token as
+// a method, and a label taken from the request as sent would let every
+// unauthenticated request with a new one add series that live for good.
+func MethodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return MethodOther
+}
 
 // Metrics are the server's metrics.
 type Metrics struct {
