@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
@@ -26,8 +25,11 @@ type Config struct {
 	Defaults           teammem.ServerDefaults
 	MaxBodyBytes       int64
 	TombstoneRetention time.Duration
-	// MetricsOnMain serves /metrics on the API listener too.
-	MetricsOnMain bool
+	// MetricsToken, when set, serves /metrics on the API listener too, to
+	// requests that carry it as "Authorization: Bearer <token>". Empty
+	// keeps the metrics off the API listener: they are for MetricsHandler
+	// on a listener of their own.
+	MetricsToken string
 	// AdminKey authorises the server operators' /v1/admin routes; empty
 	// disables them.
 	AdminKey string
@@ -135,11 +137,6 @@ func allowedMethods(routes chi.Routes, req *http.Request) string {
 	return strings.Join(allow, ", ")
 }
 
-// MetricsHandler serves the Prometheus metrics, for a separate listener.
-func (s *Server) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
-}
-
 // routes lists every route of the API in one place; a test checks that it
 // matches api/openapi.yaml.
 func (s *Server) routes() chi.Router {
@@ -153,8 +150,8 @@ func (s *Server) routes() chi.Router {
 	})
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
-	if s.cfg.MetricsOnMain {
-		r.Method(http.MethodGet, "/metrics", s.MetricsHandler())
+	if s.cfg.MetricsToken != "" {
+		r.Method(http.MethodGet, "/metrics", s.metricsOnAPI())
 	}
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireKey, s.limitBody)

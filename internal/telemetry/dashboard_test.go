@@ -33,7 +33,7 @@ var (
 	dsVariable      = "DS_PROMETHEUS"
 	provisionedUID  = "prometheus"
 	scrapeJob       = "teammem"
-	serverScrapeURL = "server:8080"
+	serverScrapeURL = "server:9464"
 )
 
 // metricInfo is what the registry says about one metric family.
