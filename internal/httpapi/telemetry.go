@@ -65,8 +65,9 @@ func (s *Server) postTelemetry(cm *telemetry.ClientMetrics) handlerFunc {
 				WithDetails(map[string]any{"max_events": maxTelemetryEvents})
 		}
 		var resp telemetryResponse
+		batch := cm.NewBatch(p.Org.Slug)
 		for _, raw := range body.Events {
-			if cm.Record(p.Org.Slug, raw) == "" {
+			if batch.Record(raw) == "" {
 				resp.Accepted++
 			} else {
 				resp.Dropped++

@@ -100,12 +100,43 @@ func (c *ClientMetrics) Register(reg prometheus.Registerer) error {
 // Record validates one raw event ({"name": "...", "fields": {...}}) and, when
 // it is acceptable, counts it for org. It returns "" for an accepted event,
 // else the drop reason (DropUnknown or DropInvalid), which it has counted.
-func (c *ClientMetrics) Record(org string, raw []byte) string {
+// It is a batch of one event.
+func (c *ClientMetrics) Record(org string, raw []byte) string { return c.NewBatch(org).Record(raw) }
+
+// maxFilesPerBatch bounds what one request's events add to
+// teammem_client_secrets_skipped_total: every other counter takes one per
+// event, but tengu_team_mem_secret_skipped adds its file_count. Without a
+// bound one viewer's batch of 100 events added 10^11. A push leaves out at
+// most the files of one memory directory, and a server's entry caps are in
+// the hundreds, so 5,000 is more than any batch of real events reaches.
+const maxFilesPerBatch = 5000
+
+// Batch counts the events of one request for one org, holding the counts
+// they add to a plausible total (maxFilesPerBatch); an event past it is
+// dropped as invalid, like one whose own count is past it.
+type Batch struct {
+	c     *ClientMetrics
+	org   string
+	files float64 // file_count of the events accepted so far
+}
+
+// NewBatch starts counting one request's events for org.
+func (c *ClientMetrics) NewBatch(org string) *Batch { return &Batch{c: c, org: org} }
+
+// Record validates one raw event and, when it is acceptable and within the
+// batch's bound, counts it. It returns "" for an accepted event, else the
+// drop reason (DropUnknown or DropInvalid), which it has counted.
+func (b *Batch) Record(raw []byte) string {
+	c, org := b.c, b.org
 	ev, reason := parseClientEvent(raw)
+	if reason == "" && b.files+ev.nums["file_count"] > maxFilesPerBatch {
+		reason = DropInvalid
+	}
 	if reason != "" {
 		c.Dropped.WithLabelValues(org, reason).Inc()
 		return reason
 	}
+	b.files += ev.nums["file_count"]
 	c.Events.WithLabelValues(org, ev.name, ev.outcome()).Inc()
 	switch ev.name {
 	case "tengu_team_mem_push_suppressed":
