@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -156,14 +158,79 @@ func routeLabels(router chi.Routes) map[string]bool {
 	return out
 }
 
-// limitBody caps every request body at the configured size.
+// limitBody caps every request body at the configured size. A write to
+// memory refused for its size is a push refused by a cap, and is counted as
+// one: a body announced too large never reaches its handler, and one that
+// grows too large while read may fail before the handler gets to count it.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tooLarge := &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}
 		if r.ContentLength > s.cfg.MaxBodyBytes {
-			s.writeError(w, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
+			s.routeAhead(r)
+			s.countPushTooLarge(r, tooLarge)
+			s.writeError(w, r, tooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)}
+		r.Body = body
 		next.ServeHTTP(w, r)
+		if body.over {
+			s.countPushTooLarge(r, tooLarge)
+		}
 	})
+}
+
+// limitedBody is a request body under http.MaxBytesReader that remembers
+// whether a read ran past the limit.
+type limitedBody struct {
+	io.ReadCloser
+	over bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var maxErr *http.MaxBytesError
+	if err != nil && errors.As(err, &maxErr) {
+		b.over = true
+	}
+	return n, err
+}
+
+// routeAhead completes the route context of a request answered before the
+// router reached its endpoint: middleware of a group runs in front of the
+// subrouters mounted in it (a space's routes), when the route is known only
+// as far as "/v1/repos/{owner}/{name}/{scope}/*". The metrics and the push
+// the request counts as then name the route it was for.
+func (s *Server) routeAhead(r *http.Request) {
+	c := reqContextOf(r.Context())
+	if c == nil || s.routeLabels[c.route.RoutePattern()] {
+		return
+	}
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	found := chi.NewRouteContext()
+	if pattern := s.router.Find(found, r.Method, path); pattern != "" {
+		c.route.RoutePatterns = []string{pattern}
+		c.route.URLParams = found.URLParams
+	}
+}
+
+// countPushTooLarge counts a request refused for its body size as a push,
+// when it is one and its handler has not counted it already.
+func (s *Server) countPushTooLarge(r *http.Request, err error) {
+	c := reqContextOf(r.Context())
+	if c == nil || c.pushCounted {
+		return
+	}
+	route := c.route.RoutePattern()
+	switch {
+	case r.Method == http.MethodPut && route == "/api/claude_code/team_memory":
+		s.recordWrite(r.Context(), c.caller, apiClaudeCode, r.URL.Query().Get("repo"), teammem.WriteResult{}, err)
+	case r.Method != http.MethodGet && s.routeLabels[route] && strings.HasPrefix(route, "/v1/repos/{owner}/{name}/{scope}"):
+		// Every route of a space but the reads writes to it.
+		slug, _ := repoSlug(r)
+		s.recordWrite(r.Context(), c.caller, apiV1, slug, teammem.WriteResult{}, err)
+	}
 }

@@ -45,8 +45,8 @@ type Metrics struct {
 	// (ok, not_modified, empty, error).
 	Pulls *prometheus.CounterVec
 	// Pushes counts pushes by org, API and outcome (ok, noop, conflict,
-	// too_many_entries, entry_too_large, secret_rejected, rate_limited,
-	// invalid, error).
+	// too_many_entries, entry_too_large, request_too_large,
+	// secret_rejected, rate_limited, invalid, error).
 	Pushes *prometheus.CounterVec
 	// EntriesWritten counts entries written (upserts, deletes, restores) by org.
 	EntriesWritten *prometheus.CounterVec
