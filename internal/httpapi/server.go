@@ -217,6 +217,7 @@ func (s *Server) Run(ctx context.Context) {
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
 	s.purgeTombstones(ctx)
+	s.initOrgMetrics(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -224,6 +225,7 @@ func (s *Server) Run(ctx context.Context) {
 			return
 		case <-flush.C:
 			s.flushKeyUse(ctx)
+			s.initOrgMetrics(ctx)
 		case <-purge.C:
 			s.purgeTombstones(ctx)
 		}
@@ -251,6 +253,21 @@ func (s *Server) trimWhenIdle(ctx context.Context, every time.Duration) {
 		} else {
 			last = n
 		}
+	}
+}
+
+// initOrgMetrics creates the per-org series of every org at 0 (see
+// telemetry.InitOrg): at start, and then now and again for orgs created
+// elsewhere (another replica, teammem-server admin), ahead of their first
+// request, so that Prometheus counts that request's increments too.
+func (s *Server) initOrgMetrics(ctx context.Context) {
+	orgs, err := s.store.OrgList(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "listing orgs for their metrics failed", "error", err.Error())
+		return
+	}
+	for _, o := range orgs {
+		s.metrics.InitOrg(o.Slug)
 	}
 }
 

@@ -189,11 +189,12 @@ type field struct {
 	values   []string // kindEnum: the allowed values; kindReason: the values kept as labels
 }
 
-// eventSchema is one allowed event: its fields and how its outcome label is
-// derived from them.
+// eventSchema is one allowed event: its fields, how its outcome label is
+// derived from them, and every outcome that derivation can give.
 type eventSchema struct {
-	fields  map[string]field
-	outcome func(e clientEvent) string
+	fields   map[string]field
+	outcome  func(e clientEvent) string
+	outcomes []string
 }
 
 // Closed sets of string values, from the reference (§3.16 and the sync
@@ -206,6 +207,11 @@ var (
 	suppressReasons = []string{"no_oauth", "no_repo", "unknown", "http_400", "http_401", "http_403", "http_404", "http_410", "http_413", "http_422"}
 	extractSkips    = []string{"direct_write", "no_prose", "throttled", "no_model", "no_messages", "coalesced"}
 	dreamSkips      = []string{"disabled", "time", "throttle", "sessions", "lock"}
+	extractOutcomes = []string{"saved", "skipped", "error"}
+	dreamOutcomes   = []string{"completed", "failed", "dry_run"}
+	// The outcomes syncOutcome derives, from the fields each event has.
+	syncPullOutcomes = append([]string{"success", "not_modified", "failure"}, errorTypes...)
+	syncPushOutcomes = append([]string{"success", "noop", "too_many_entries", "failure"}, errorTypes...) // errorTypes holds conflict
 )
 
 func constOutcome(o string) func(clientEvent) string { return func(clientEvent) string { return o } }
@@ -217,7 +223,7 @@ var clientEvents = map[string]eventSchema{
 		"initial_files_pulled": {kind: kindCount},
 		"watcher_started":      {kind: kindBool},
 		"server_has_content":   {kind: kindBool},
-	}, outcome: syncStartedOutcome},
+	}, outcome: syncStartedOutcome, outcomes: []string{"unknown", "success", "failure"}},
 	"tengu_team_mem_sync_pull": {fields: map[string]field{
 		"success":       {kind: kindBool, required: true},
 		"files_written": {kind: kindCount},
@@ -225,7 +231,7 @@ var clientEvents = map[string]eventSchema{
 		"duration_ms":   {kind: kindNumber},
 		"errorType":     {kind: kindEnum, values: errorTypes},
 		"status":        {kind: kindStatus},
-	}, outcome: syncOutcome},
+	}, outcome: syncOutcome, outcomes: syncPullOutcomes},
 	"tengu_team_mem_sync_push": {fields: map[string]field{
 		"success":                 {kind: kindBool, required: true},
 		"files_uploaded":          {kind: kindCount},
@@ -238,35 +244,35 @@ var clientEvents = map[string]eventSchema{
 		"error_code":              {kind: kindEnum, values: errorCodes},
 		"server_max_entries":      {kind: kindCount},
 		"server_received_entries": {kind: kindCount},
-	}, outcome: syncOutcome},
+	}, outcome: syncOutcome, outcomes: syncPushOutcomes},
 	"tengu_team_mem_push_suppressed": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: suppressReasons},
 		"status": {kind: kindStatus},
-	}, outcome: constOutcome("suppressed")},
+	}, outcome: constOutcome("suppressed"), outcomes: []string{"suppressed"}},
 	"tengu_team_mem_secret_skipped": {fields: map[string]field{
 		"file_count": {kind: kindCount, required: true},
 		"rule_ids":   {kind: kindRuleIDs},
-	}, outcome: constOutcome("skipped")},
+	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
 	"tengu_team_mem_entries_capped": {fields: map[string]field{
 		"total_entries": {kind: kindCount},
 		"dropped_count": {kind: kindCount},
 		"max_entries":   {kind: kindCount},
-	}, outcome: constOutcome("capped")},
+	}, outcome: constOutcome("capped"), outcomes: []string{"capped"}},
 	"teammem_extract_run": {fields: map[string]field{
-		"outcome":        {kind: kindEnum, required: true, values: []string{"saved", "skipped", "error"}},
+		"outcome":        {kind: kindEnum, required: true, values: extractOutcomes},
 		"memories_saved": {kind: kindCount},
 		"skip_reason":    {kind: kindReason, values: extractSkips},
-	}, outcome: fieldOutcome},
+	}, outcome: fieldOutcome, outcomes: extractOutcomes},
 	"teammem_extract_skipped": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: extractSkips},
-	}, outcome: constOutcome("skipped")},
+	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
 	"teammem_dream_run": {fields: map[string]field{
-		"outcome":       {kind: kindEnum, required: true, values: []string{"completed", "failed", "dry_run"}},
+		"outcome":       {kind: kindEnum, required: true, values: dreamOutcomes},
 		"files_touched": {kind: kindCount},
-	}, outcome: fieldOutcome},
+	}, outcome: fieldOutcome, outcomes: dreamOutcomes},
 	"teammem_dream_skipped": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: dreamSkips},
-	}, outcome: constOutcome("skipped")},
+	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
 }
 
 // clientEvent is a validated event: its values by field name and kind.

@@ -91,6 +91,9 @@ func registered(t *testing.T) map[string]metricInfo {
 	for _, s := range []any{*m, *cm} {
 		v := reflect.ValueOf(s)
 		for i := range v.NumField() {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
 			switch c := v.Field(i).Interface().(type) {
 			case *prometheus.CounterVec:
 				setKind(c, "counter")

@@ -8,6 +8,7 @@ package telemetry
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -60,15 +61,20 @@ type Metrics struct {
 	// PushesSuppressed counts pushes the server suppressed, by org and reason
 	// (noop, rate_limited).
 	PushesSuppressed *prometheus.CounterVec
+	// Client counts the events clients report, on the same registry.
+	Client *ClientMetrics
+
+	orgs *sync.Map // the orgs InitOrg has seen
 }
 
-// New creates the metrics on a fresh registry that also carries the Go and
-// process collectors.
+// New creates the metrics, the client-event counters among them, on a fresh
+// registry that also carries the Go and process collectors.
 func New() *Metrics {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{
 		Registry: r,
+		orgs:     &sync.Map{},
 		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "teammem_http_requests_total", Help: "HTTP requests by route template, method and status code.",
 		}, []string{"route", "method", "code"}),
@@ -100,5 +106,9 @@ func New() *Metrics {
 	}
 	r.MustRegister(m.HTTPRequests, m.HTTPDuration, m.Pulls, m.Pushes, m.EntriesWritten, m.SecretsSkipped,
 		m.CapsHit, m.TombstonesRefused, m.PushesSuppressed)
+	m.Client = NewClientMetrics()
+	if err := m.Client.Register(r); err != nil {
+		panic("register client metrics: " + err.Error()) // a name clash on a fresh registry: a programming error
+	}
 	return m
 }
