@@ -1,7 +1,10 @@
 package telemetry_test
 
 import (
+	"encoding/json"
 	"net"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -36,5 +39,88 @@ func TestComposeKeepsMetricsInside(t *testing.T) {
 	}
 	if v, ok := server.Environment["TEAMMEM_ADMIN_KEY"]; !ok || !strings.Contains(v, "${TEAMMEM_ADMIN_KEY") {
 		t.Errorf("server does not pass TEAMMEM_ADMIN_KEY from the environment: %q", v)
+	}
+}
+
+// TestDashboardImportable checks the dashboard's __inputs: Grafana's import
+// asks for a Prometheus data source there and puts it where the panels say
+// ${DS_PROMETHEUS}; without the section an imported dashboard has none.
+func TestDashboardImportable(t *testing.T) {
+	var d struct {
+		Inputs []struct {
+			Name, Type string
+			PluginID   string `json:"pluginId"`
+		} `json:"__inputs"`
+		Requires []struct{ Type, ID string } `json:"__requires"`
+	}
+	b, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, in := range d.Inputs {
+		found = found || (in.Name == dsVariable && in.Type == "datasource" && in.PluginID == "prometheus")
+	}
+	if !found {
+		t.Errorf("__inputs %+v: want a datasource input %s of plugin prometheus", d.Inputs, dsVariable)
+	}
+	for _, v := range regexp.MustCompile(`\$\{(DS_[A-Z_]+)\}`).FindAllStringSubmatch(string(b), -1) {
+		if v[1] != dsVariable {
+			t.Errorf("the dashboard uses ${%s}, which no input provides", v[1])
+		}
+	}
+	needs := map[string]bool{"grafana": false, "prometheus": false}
+	for _, r := range d.Requires {
+		if _, ok := needs[r.ID]; ok {
+			needs[r.ID] = true
+		}
+	}
+	for id, ok := range needs {
+		if !ok {
+			t.Errorf("__requires lacks %s", id)
+		}
+	}
+}
+
+// durationSelectorRE finds the selectors of the latency histogram.
+var durationSelectorRE = regexp.MustCompile(`teammem_http_request_duration_seconds_bucket(\{[^}]*\})?`)
+
+// TestLatencyPanelsLeaveOutStreams checks every latency quantile: an event
+// stream is observed when it ends, minutes after it began, and would make
+// the p99 of a quiet server minutes long.
+func TestLatencyPanelsLeaveOutStreams(t *testing.T) {
+	streams := "/v1/repos/{owner}/{name}/events"
+	others := []string{"/api/claude_code/team_memory", "/v1/repos/{owner}/{name}/{scope}/entries/*", "/v1/repos/{owner}/{name}"}
+	notRE := regexp.MustCompile(`route!~"([^"]*)"`)
+	n := 0
+	for _, p := range queryPanels(loadDashboard(t)) {
+		for _, tg := range p.Targets {
+			for _, sel := range durationSelectorRE.FindAllStringSubmatch(tg.Expr, -1) {
+				n++
+				m := notRE.FindStringSubmatch(sel[1])
+				if m == nil {
+					t.Errorf("panel %q: %s keeps event streams", p.Title, sel[0])
+					continue
+				}
+				re, err := regexp.Compile("^(?:" + m[1] + ")$") // PromQL anchors its regular expressions
+				if err != nil {
+					t.Fatalf("panel %q: %v", p.Title, err)
+				}
+				if !re.MatchString(streams) {
+					t.Errorf("panel %q: route!~%q does not leave out %s", p.Title, m[1], streams)
+				}
+				for _, o := range others {
+					if re.MatchString(o) {
+						t.Errorf("panel %q: route!~%q leaves out %s too", p.Title, m[1], o)
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no panel queries the latency histogram")
 	}
 }
