@@ -86,36 +86,22 @@ func TestDashboardImportable(t *testing.T) {
 }
 
 // durationSelectorRE finds the selectors of the latency histogram.
-var durationSelectorRE = regexp.MustCompile(`teammem_http_request_duration_seconds_bucket(\{[^}]*\})?`)
+// Label values may hold braces ({owner}), so a quoted string is read whole.
+var durationSelectorRE = regexp.MustCompile(`teammem_http_request_duration_seconds_bucket(\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\})?`)
 
 // TestLatencyPanelsLeaveOutStreams checks every latency quantile: an event
 // stream is observed when it ends, minutes after it began, and would make
-// the p99 of a quiet server minutes long.
+// the p99 of a quiet server minutes long. Only the stream route is left
+// out (POST /v1/telemetry/events ends in /events too, and is no stream).
 func TestLatencyPanelsLeaveOutStreams(t *testing.T) {
-	streams := "/v1/repos/{owner}/{name}/events"
-	others := []string{"/api/claude_code/team_memory", "/v1/repos/{owner}/{name}/{scope}/entries/*", "/v1/repos/{owner}/{name}"}
-	notRE := regexp.MustCompile(`route!~"([^"]*)"`)
+	const streams = `route!="/v1/repos/{owner}/{name}/events"`
 	n := 0
 	for _, p := range queryPanels(loadDashboard(t)) {
 		for _, tg := range p.Targets {
 			for _, sel := range durationSelectorRE.FindAllStringSubmatch(tg.Expr, -1) {
 				n++
-				m := notRE.FindStringSubmatch(sel[1])
-				if m == nil {
-					t.Errorf("panel %q: %s keeps event streams", p.Title, sel[0])
-					continue
-				}
-				re, err := regexp.Compile("^(?:" + m[1] + ")$") // PromQL anchors its regular expressions
-				if err != nil {
-					t.Fatalf("panel %q: %v", p.Title, err)
-				}
-				if !re.MatchString(streams) {
-					t.Errorf("panel %q: route!~%q does not leave out %s", p.Title, m[1], streams)
-				}
-				for _, o := range others {
-					if re.MatchString(o) {
-						t.Errorf("panel %q: route!~%q leaves out %s too", p.Title, m[1], o)
-					}
+				if !strings.Contains(sel[1], streams) {
+					t.Errorf("panel %q: %s keeps event streams (want %s)", p.Title, sel[0], streams)
 				}
 			}
 		}
