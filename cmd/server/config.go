@@ -47,12 +47,13 @@ var envVars = []string{
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_WRITE_RATE", "TEAMMEM_WRITE_BURST", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
 }
 
-// Metrics listener settings: by default on loopback only, so that a server
-// whose API is public keeps its metrics (every org's slug and traffic) to
-// the machine; MetricsOff opens no metrics listener at all.
 const (
+	// DefaultMetricsAddr is the metrics listener's address unless one is
+	// configured: loopback only, so that a server whose API is public keeps
+	// its metrics (every org's slug and traffic) to the machine.
 	DefaultMetricsAddr = "127.0.0.1:9464"
-	MetricsOff         = "off"
+	// MetricsOff as TEAMMEM_METRICS_ADDR opens no metrics listener at all.
+	MetricsOff = "off"
 )
 
 func defaultConfig() Config {

@@ -6,17 +6,17 @@ package telemetry
 // and so that Prometheus sees a counter's first increment as one (a series
 // that appears at 1 has increased by nothing as far as increase() knows).
 var (
-	// APIs are the api label values: the Claude Code route and /v1.
-	APIs = []string{"claude_code", "v1"}
-	// PullOutcomes are the outcomes of teammem_pulls_total.
-	PullOutcomes = []string{"ok", "not_modified", "empty", "error"}
-	// PushOutcomes are the outcomes of teammem_pushes_total.
-	PushOutcomes = []string{"ok", "noop", "conflict", "too_many_entries", "entry_too_large", "request_too_large",
+	// apiLabels are the api label values: the Claude Code route and /v1.
+	apiLabels = []string{"claude_code", "v1"}
+	// pullOutcomeLabels are the outcomes of teammem_pulls_total.
+	pullOutcomeLabels = []string{"ok", "not_modified", "empty", "error"}
+	// pushOutcomeLabels are the outcomes of teammem_pushes_total.
+	pushOutcomeLabels = []string{"ok", "noop", "conflict", "too_many_entries", "entry_too_large", "request_too_large",
 		"secret_rejected", "rate_limited", "invalid", "error"}
-	// Caps are the cap label values of teammem_caps_hit_total.
-	Caps = []string{"max_entries", "max_entry_bytes", "max_body_bytes"}
-	// SuppressReasons are the reasons of teammem_pushes_suppressed_total.
-	SuppressReasons = []string{"noop", "rate_limited"}
+	// capLabels are the cap label values of teammem_caps_hit_total.
+	capLabels = []string{"max_entries", "max_entry_bytes", "max_body_bytes"}
+	// suppressLabels are the reasons of teammem_pushes_suppressed_total.
+	suppressLabels = []string{"noop", "rate_limited"}
 )
 
 // InitOrg creates every series of org with a known label set at 0, once per
@@ -27,18 +27,18 @@ func (m *Metrics) InitOrg(org string) {
 	if _, done := m.orgs.LoadOrStore(org, true); done {
 		return
 	}
-	for _, api := range APIs {
-		for _, o := range PullOutcomes {
+	for _, api := range apiLabels {
+		for _, o := range pullOutcomeLabels {
 			m.Pulls.WithLabelValues(org, api, o)
 		}
-		for _, o := range PushOutcomes {
+		for _, o := range pushOutcomeLabels {
 			m.Pushes.WithLabelValues(org, api, o)
 		}
 	}
-	for _, c := range Caps {
+	for _, c := range capLabels {
 		m.CapsHit.WithLabelValues(org, c)
 	}
-	for _, r := range SuppressReasons {
+	for _, r := range suppressLabels {
 		m.PushesSuppressed.WithLabelValues(org, r)
 	}
 	m.EntriesWritten.WithLabelValues(org)
