@@ -230,7 +230,12 @@ var poolMetrics = map[string]string{
 // recordPool scrapes the server's /metrics for its database pool: waits for
 // a connection mean the pool, not the database, bounded throughput.
 func (b *bench) recordPool(d *driver, srv server) {
-	resp, err := http.Get("http://" + srv.addr() + "/metrics")
+	req, err := http.NewRequest(http.MethodGet, "http://"+srv.addr()+"/metrics", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		b.rep.note("%s /metrics: %v", d.name, err)
 		return

@@ -2,13 +2,12 @@ package main_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/teammem/teammem/internal/e2etest"
 	"github.com/teammem/teammem/internal/fixtures"
 	"github.com/teammem/teammem/internal/llm/llmtest"
 )
@@ -80,15 +79,10 @@ func TestExtractWithAnthropic(t *testing.T) {
 	}
 
 	// Both runs reached the server as counters.
-	resp, err := http.Get(srv + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := e2etest.Scrape(t, srv)
 	for _, want := range []string{`teammem_client_extract_runs_total{org="default",outcome="saved"} 1`,
 		`teammem_client_extract_runs_total{org="default",outcome="skipped"} 1`, `teammem_client_extract_skipped_total{org="default",reason="no_messages"} 1`} {
-		contains(t, string(body), want)
+		contains(t, body, want)
 	}
 }
 

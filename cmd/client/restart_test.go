@@ -24,7 +24,7 @@ func TestWatchSurvivesServerRestart(t *testing.T) {
 	db := "sqlite://" + filepath.Join(t.TempDir(), "t.db")
 	start := func() *exec.Cmd {
 		cmd := exec.Command(serverBin)
-		cmd.Env = append(os.Environ(), "TEAMMEM_ADDR="+addr, "TEAMMEM_DATABASE_URL="+db, "TEAMMEM_BOOTSTRAP_KEY="+serverKey)
+		cmd.Env = append(os.Environ(), "TEAMMEM_ADDR="+addr, "TEAMMEM_METRICS_ADDR=off", "TEAMMEM_DATABASE_URL="+db, "TEAMMEM_BOOTSTRAP_KEY="+serverKey)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -3,14 +3,14 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/teammem/teammem/internal/e2etest"
 )
 
 // TestWatchSuppressesAfterPermanentFailure fills a space past the server's
@@ -73,18 +73,13 @@ func TestWatchSuppressesAfterPermanentFailure(t *testing.T) {
 	// Telemetry reached the server as counters: never content or paths.
 	_ = cmd.Process.Signal(os.Interrupt)
 	_ = cmd.Wait()
-	resp, err := http.Get(srv + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := e2etest.Scrape(t, srv)
 	for _, want := range []string{`teammem_client_push_suppressed_total{org="default",reason="http_413"} 1`, `teammem_client_events_total{event="tengu_team_mem_sync_push"`} {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	if strings.Contains(string(body), "n3.md") {
+	if strings.Contains(body, "n3.md") {
 		t.Error("telemetry leaked a path")
 	}
 }

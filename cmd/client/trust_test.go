@@ -100,7 +100,7 @@ func TestTrackedLocalSettingsIgnored(t *testing.T) {
 	script := llmtest.NewScript(saveReplies("feedback_notebooks.md", "feedback")...)
 	m.env = append(append(m.env, withoutModel...), "TEAMMEM_LLM_PROVIDER=anthropic", "TEAMMEM_LLM_MODEL=claude-test",
 		"ANTHROPIC_API_KEY=test", "TEAMMEM_LLM_BASE_URL="+llmtest.AnthropicServer(t, script))
-	out, errOut, code = m.run("extract", "--session", extractSession, "--transcript", extractFixture(t))
+	out, errOut, code = m.run("extract", "--session", extractSession, "--transcript", extractTranscript(t))
 	if code != 0 {
 		t.Fatalf("extract exited %d: %s%s", code, out, errOut)
 	}

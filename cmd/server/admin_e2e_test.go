@@ -16,7 +16,7 @@ import (
 func TestBootstrapGeneratedKeyAndAdmin(t *testing.T) {
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "teammem.db")
 	cmd := exec.Command(serverBin)
-	cmd.Env = append(os.Environ(), "TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL="+dsn)
+	cmd.Env = append(os.Environ(), "TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_METRICS_ADDR=off", "TEAMMEM_DATABASE_URL="+dsn)
 	logs := &syncBuffer{}
 	cmd.Stderr = logs
 	s := &server{cmd: cmd, logs: logs}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/teammem/teammem/internal/store"
 	"github.com/teammem/teammem/internal/teammem"
@@ -41,17 +47,50 @@ func rootCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cfg.bindFlags(root.PersistentFlags())
-	root.AddCommand(migrateCmd(&cfg, stdout), adminCmd(&cfg, stdout), fsckCmd(&cfg, stdout))
+	root.AddCommand(migrateCmd(&cfg, stdout, stderr), adminCmd(&cfg, stdout, stderr), fsckCmd(&cfg, stdout, stderr))
 	return root
 }
 
-func migrateCmd(cfg *Config, stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+// openStore opens the configured database for a subcommand, first saying
+// on stderr which one it is. A SQLite file that does not exist is refused
+// unless create is set: run from another directory, the default relative
+// path would make a new, empty database there, and an admin command would
+// print a key that no running server knows.
+func openStore(ctx context.Context, cfg *Config, create bool, stderr io.Writer) (teammem.Store, error) {
+	driver, target, err := store.Parse(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("TEAMMEM_DATABASE_URL: %w", err)
+	}
+	where := store.Redact(cfg.DatabaseURL)
+	if driver == "sqlite" {
+		if abs, err := filepath.Abs(target); err == nil {
+			target = abs
+			where += " (" + abs + ")"
+		}
+	}
+	fmt.Fprintf(stderr, "database: %s\n", where)
+	if driver == "sqlite" && !create {
+		if _, err := os.Stat(target); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("there is no database at %s: run where the server runs, or name its database with TEAMMEM_DATABASE_URL (--database-url); --create makes a new, empty one", target)
+		}
+	}
+	return store.Open(ctx, cfg.DatabaseURL)
+}
+
+// createFlag registers --create, which lets a subcommand make a new SQLite
+// database instead of refusing to.
+func createFlag(fs *pflag.FlagSet, create *bool) {
+	fs.BoolVar(create, "create", false, "create the SQLite database if it does not exist (Postgres: no effect)")
+}
+
+func migrateCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var create bool
+	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply pending database migrations and exit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := store.Open(cmd.Context(), cfg.DatabaseURL)
+			st, err := openStore(cmd.Context(), cfg, create, stderr)
 			if err != nil {
 				return err
 			}
@@ -60,15 +99,18 @@ func migrateCmd(cfg *Config, stdout io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+	createFlag(cmd.Flags(), &create)
+	return cmd
 }
 
-func fsckCmd(cfg *Config, stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
+func fsckCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+	var create bool
+	cmd := &cobra.Command{
 		Use:   "fsck",
 		Short: "Recompute every space's checksum and counts from its entries; exit non-zero on any mismatch",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := store.Open(cmd.Context(), cfg.DatabaseURL)
+			st, err := openStore(cmd.Context(), cfg, create, stderr)
 			if err != nil {
 				return err
 			}
@@ -87,13 +129,17 @@ func fsckCmd(cfg *Config, stdout io.Writer) *cobra.Command {
 			return nil
 		},
 	}
+	createFlag(cmd.Flags(), &create)
+	return cmd
 }
 
-func adminCmd(cfg *Config, stdout io.Writer) *cobra.Command {
+func adminCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	admin := &cobra.Command{Use: "admin", Short: "Manage orgs, users and keys directly in the configured database"}
+	var create bool
+	createFlag(admin.PersistentFlags(), &create)
 	withStore := func(run func(cmd *cobra.Command, st teammem.Store) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, args []string) error {
-			st, err := store.Open(cmd.Context(), cfg.DatabaseURL)
+			st, err := openStore(cmd.Context(), cfg, create, stderr)
 			if err != nil {
 				return err
 			}
@@ -115,7 +161,9 @@ func adminCmd(cfg *Config, stdout io.Writer) *cobra.Command {
 				name = slug
 			}
 			org, err := st.OrgCreate(cmd.Context(), teammem.OrgCreateParams{Slug: slug, Name: name})
-			if err != nil {
+			if teammem.ErrorCode(err) == teammem.EConflict {
+				return teammem.Errorf(teammem.EConflict, "org %q already exists", slug)
+			} else if err != nil {
 				return fmt.Errorf("create org %q: %w", slug, err)
 			}
 			user, err := st.UserCreate(cmd.Context(), org.ID, teammem.UserCreateParams{Handle: "admin", Role: teammem.RoleOwner})
@@ -150,7 +198,10 @@ func adminCmd(cfg *Config, stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("org %q: %w", orgSlug, err)
 			}
-			if _, err := st.UserCreate(cmd.Context(), org.ID, teammem.UserCreateParams{Handle: handle, Role: teammem.Role(role)}); err != nil {
+			_, err = st.UserCreate(cmd.Context(), org.ID, teammem.UserCreateParams{Handle: handle, Role: teammem.Role(role)})
+			if teammem.ErrorCode(err) == teammem.EConflict {
+				return teammem.Errorf(teammem.EConflict, "user %q already exists in org %q", handle, orgSlug)
+			} else if err != nil {
 				return fmt.Errorf("create user %q: %w", handle, err)
 			}
 			fmt.Fprintf(stdout, "created user %q (%s) in org %q\n", handle, role, orgSlug)

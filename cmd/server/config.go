@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -16,8 +17,13 @@ import (
 // Config is the server's configuration: defaults in code, then TEAMMEM_*
 // environment variables, then flags.
 type Config struct {
-	Addr               string
-	MetricsAddr        string
+	Addr string
+	// MetricsAddr is the metrics listener's address; MetricsOff (or empty)
+	// opens none.
+	MetricsAddr string
+	// MetricsToken, when set, also serves /metrics on Addr to requests
+	// carrying it as a bearer token.
+	MetricsToken       string
 	DatabaseURL        string
 	DefaultMaxEntries  int
 	MaxEntryBytes      int
@@ -36,14 +42,24 @@ type Config struct {
 // envVars lists every environment variable the server reads; a test checks
 // that docker-compose.yml sets only these.
 var envVars = []string{
-	"TEAMMEM_ADDR", "TEAMMEM_METRICS_ADDR", "TEAMMEM_DATABASE_URL", "TEAMMEM_DEFAULT_MAX_ENTRIES",
+	"TEAMMEM_ADDR", "TEAMMEM_METRICS_ADDR", "TEAMMEM_METRICS_TOKEN", "TEAMMEM_DATABASE_URL", "TEAMMEM_DEFAULT_MAX_ENTRIES",
 	"TEAMMEM_MAX_ENTRY_BYTES", "TEAMMEM_MAX_BODY_BYTES", "TEAMMEM_SECRET_POLICY", "TEAMMEM_TOMBSTONE_RETENTION",
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_WRITE_RATE", "TEAMMEM_WRITE_BURST", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
 }
 
+const (
+	// DefaultMetricsAddr is the metrics listener's address unless one is
+	// configured: loopback only, so that a server whose API is public keeps
+	// its metrics (every org's slug and traffic) to the machine.
+	DefaultMetricsAddr = "127.0.0.1:9464"
+	// MetricsOff as TEAMMEM_METRICS_ADDR opens no metrics listener at all.
+	MetricsOff = "off"
+)
+
 func defaultConfig() Config {
 	return Config{
 		Addr:               ":8080",
+		MetricsAddr:        DefaultMetricsAddr,
 		DatabaseURL:        store.DefaultDSN,
 		DefaultMaxEntries:  teammem.DefaultServerDefaults.MaxEntries,
 		MaxEntryBytes:      teammem.DefaultServerDefaults.MaxEntryBytes,
@@ -87,6 +103,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	}
 	str("TEAMMEM_ADDR", &c.Addr)
 	str("TEAMMEM_METRICS_ADDR", &c.MetricsAddr)
+	str("TEAMMEM_METRICS_TOKEN", &c.MetricsToken)
 	str("TEAMMEM_DATABASE_URL", &c.DatabaseURL)
 	integer("TEAMMEM_DEFAULT_MAX_ENTRIES", &c.DefaultMaxEntries)
 	integer("TEAMMEM_MAX_ENTRY_BYTES", &c.MaxEntryBytes)
@@ -118,7 +135,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 // flag overrides its variable.
 func (c *Config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address (TEAMMEM_ADDR)")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "separate listen address for /metrics; empty serves it on --addr (TEAMMEM_METRICS_ADDR)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", c.MetricsAddr, "listen address for /metrics, apart from the API; \"off\" opens none (TEAMMEM_METRICS_ADDR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "sqlite://path.db, sqlite:///abs/path.db or postgres://... (TEAMMEM_DATABASE_URL)")
 	fs.IntVar(&c.DefaultMaxEntries, "default-max-entries", c.DefaultMaxEntries, "entries per space unless the org sets its own (TEAMMEM_DEFAULT_MAX_ENTRIES)")
 	fs.IntVar(&c.MaxEntryBytes, "max-entry-bytes", c.MaxEntryBytes, "largest entry in bytes (TEAMMEM_MAX_ENTRY_BYTES)")
@@ -156,6 +173,14 @@ func (c Config) validate() error {
 	if c.BootstrapKey != "" && len(c.BootstrapKey) < teammem.MinKeyLength {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_BOOTSTRAP_KEY must be at least %d characters", teammem.MinKeyLength))
 	}
+	if c.metricsListener() {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			errs = append(errs, fmt.Sprintf("TEAMMEM_METRICS_ADDR=%q: want host:port, or %q for no metrics listener", c.MetricsAddr, MetricsOff))
+		}
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < teammem.MinKeyLength {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_METRICS_TOKEN must be at least %d characters", teammem.MinKeyLength))
+	}
 	if c.AdminKey != "" && len(c.AdminKey) < teammem.MinKeyLength {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_ADMIN_KEY must be at least %d characters", teammem.MinKeyLength))
 	}
@@ -175,6 +200,9 @@ func (c Config) validate() error {
 	return nil
 }
 
+// metricsListener reports whether the configuration opens a metrics listener.
+func (c Config) metricsListener() bool { return c.MetricsAddr != "" && c.MetricsAddr != MetricsOff }
+
 // defaults returns the domain defaults the configuration implies.
 func (c Config) defaults() teammem.ServerDefaults {
 	return teammem.ServerDefaults{MaxEntries: c.DefaultMaxEntries, MaxEntryBytes: c.MaxEntryBytes, SecretPolicy: teammem.SecretPolicy(c.SecretPolicy)}
@@ -190,6 +218,10 @@ func (c Config) String() string {
 	if c.AdminKey != "" {
 		admin = "***"
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s write_rate=%g write_burst=%d bootstrap_key=%s admin_key=%s",
-		c.Addr, c.MetricsAddr, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention, c.WriteRate, c.WriteBurst, key, admin)
+	metricsToken := ""
+	if c.MetricsToken != "" {
+		metricsToken = "***"
+	}
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s write_rate=%g write_burst=%d bootstrap_key=%s admin_key=%s",
+		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention, c.WriteRate, c.WriteBurst, key, admin)
 }

@@ -59,6 +59,35 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 	}
 }
 
+// TestMetricsConfig checks the metrics settings: a loopback listener by
+// default, "off" for none, and the token a secret like the keys.
+func TestMetricsConfig(t *testing.T) {
+	c := defaultConfig()
+	if c.MetricsAddr != "127.0.0.1:9464" || c.MetricsToken != "" || !c.metricsListener() {
+		t.Fatalf("default metrics_addr %q token %q", c.MetricsAddr, c.MetricsToken)
+	}
+	token := strings.Repeat("t", 40)
+	if err := c.loadEnv(envOf(map[string]string{"TEAMMEM_METRICS_ADDR": "off", "TEAMMEM_METRICS_TOKEN": token})); err != nil {
+		t.Fatal(err)
+	}
+	if c.metricsListener() || c.MetricsToken != token || c.validate() != nil {
+		t.Fatalf("TEAMMEM_METRICS_ADDR=off: %+v %v", c, c.validate())
+	}
+	if s := c.String(); strings.Contains(s, token) || !strings.Contains(s, "metrics_token=***") {
+		t.Errorf("String shows the metrics token: %s", s)
+	}
+	for name, mutate := range map[string]func(*Config){
+		"TEAMMEM_METRICS_ADDR":  func(c *Config) { c.MetricsAddr = "9464" },
+		"TEAMMEM_METRICS_TOKEN": func(c *Config) { c.MetricsToken = "short" },
+	} {
+		c := defaultConfig()
+		mutate(&c)
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("validate with bad %s = %v", name, err)
+		}
+	}
+}
+
 // TestEnvVarsListIsComplete checks that envVars names exactly what loadEnv reads.
 func TestEnvVarsListIsComplete(t *testing.T) {
 	var read []string

@@ -16,6 +16,7 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 	_ "modernc.org/sqlite" // registers "sqlite" for reading the database file back
 
+	"github.com/teammem/teammem/internal/e2etest"
 	"github.com/teammem/teammem/internal/fixtures"
 	"github.com/teammem/teammem/internal/secretscan/secrettest"
 	"github.com/teammem/teammem/internal/store"
@@ -275,9 +276,9 @@ func checkWrite(t *testing.T, what string, r relResp, n int, reject bool) {
 // and every audit event.
 func observeServer(t *testing.T, s *server, c *relClient) []haystack {
 	t.Helper()
-	m := c.do("GET", s.URL+"/metrics", nil)
-	if m.Status != 200 || !strings.Contains(string(m.Body), "teammem_") {
-		t.Fatalf("/metrics = %d", m.Status)
+	metrics := e2etest.Scrape(t, s.URL)
+	if !strings.Contains(metrics, "teammem_") {
+		t.Fatalf("/metrics holds no teammem_ metric:\n%.500s", metrics)
 	}
 	var audit strings.Builder
 	for before := ""; ; {
@@ -298,7 +299,7 @@ func observeServer(t *testing.T, s *server, c *relClient) []haystack {
 	if !strings.Contains(audit.String(), "secret") {
 		t.Errorf("the audit log records no secret skip or rejection: %.500s", audit.String())
 	}
-	return []haystack{{"server log", s.logs.String()}, {"metrics", string(m.Body)}, {"audit log", audit.String()}}
+	return []haystack{{"server log", s.logs.String()}, {"metrics", metrics}, {"audit log", audit.String()}}
 }
 
 // dumpDatabase returns every row of every table as text.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -33,6 +34,9 @@ type Main struct {
 	servers []*http.Server
 	// Addr is the API listener's address once Open returned.
 	Addr net.Addr
+	// MetricsAddr is the metrics listener's address once Open returned; nil
+	// when the configuration opens none.
+	MetricsAddr net.Addr
 }
 
 // newLogger builds the JSON or text logger the configuration asks for.
@@ -83,29 +87,39 @@ func (m *Main) Open(ctx context.Context) error {
 		Defaults:           m.Config.defaults(),
 		MaxBodyBytes:       m.Config.MaxBodyBytes,
 		TombstoneRetention: m.Config.TombstoneRetention,
-		MetricsOnMain:      m.Config.MetricsAddr == "",
+		MetricsToken:       m.Config.MetricsToken,
 		AdminKey:           m.Config.AdminKey,
 		WriteRate:          m.Config.WriteRate,
 		WriteBurst:         m.Config.WriteBurst,
 		Events:             broker,
 	}, m.Log, metrics)
+	// Both listeners are bound before either serves: a metrics address
+	// already in use stops the start instead of leaving a half-open server.
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return err
 	}
+	var mln net.Listener
+	if m.Config.metricsListener() {
+		if mln, err = net.Listen("tcp", m.Config.MetricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics listener (TEAMMEM_METRICS_ADDR=%s): %w; set another address, or %q for none", m.Config.MetricsAddr, err, MetricsOff)
+		}
+	}
 	m.Addr = ln.Addr()
 	m.serve(ln, m.api.Handler())
-	if m.Config.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", m.Config.MetricsAddr)
-		if err != nil {
-			return err
-		}
+	if mln != nil {
+		m.MetricsAddr = mln.Addr()
 		m.serve(mln, m.api.MetricsHandler())
 	}
 	// Start-up garbage (rule compilation, migrations) would otherwise stay
 	// resident until the next GC cycle's scavenge.
 	debug.FreeOSMemory()
-	m.Log.Info("teammem-server listening", "addr", m.Addr.String(), "config", m.Config.String(), "startup", time.Since(start).String())
+	attrs := []any{"addr", m.Addr.String()}
+	if m.MetricsAddr != nil {
+		attrs = append(attrs, "metrics_addr", m.MetricsAddr.String())
+	}
+	m.Log.Info("teammem-server listening", append(attrs, "config", m.Config.String(), "startup", time.Since(start).String())...)
 	return nil
 }
 

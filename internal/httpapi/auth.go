@@ -74,6 +74,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 		if c := reqContextOf(r.Context()); c != nil {
 			c.caller = p
 		}
+		s.metrics.InitOrg(p.Org.Slug) // an org made since the last listing (initOrgMetrics) starts at 0 too
 		next.ServeHTTP(w, r)
 	})
 }

@@ -69,7 +69,7 @@ func matrixRows() []matrixRow {
 	return []matrixRow{
 		{"GET", "/healthz", "", expect(200)},
 		{"GET", "/readyz", "", expect(200)},
-		{"GET", "/metrics", "", expect(200)},
+		{"GET", "/metrics", "", expect(401)}, // only the metrics token opens it, no API or admin key
 		{"GET", "/api/claude_code/team_memory?repo=acme/r-{p}", "", expect(200, teamRead...)},
 		{"GET", "/api/claude_code/team_memory?repo=acme/r-{p}&view=hashes", "", expect(200, teamRead...)},
 		{"GET", "/v1/me", "", expect(200, unauth...)},

@@ -43,11 +43,7 @@ func (s *Server) handle(fn handlerFunc) http.HandlerFunc {
 // writeError writes err as the JSON error body. Only internal errors are
 // logged with their detail; the client gets the code and a safe message.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var maxErr *http.MaxBytesError
-	if errors.As(err, &maxErr) {
-		err = teammem.Errorf(teammem.ETooLarge, "request body is over the limit of %d bytes", maxErr.Limit).
-			WithDetails(map[string]any{"error_code": "request_too_large", "max_body_bytes": maxErr.Limit})
-	}
+	err = asTooLarge(err)
 	code := teammem.ErrorCode(err)
 	status, ok := statusByCode[code]
 	if !ok {
@@ -66,6 +62,17 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: teammem.ErrorDetails(err)}})
+}
+
+// asTooLarge returns err, or for a body over its limit the too_large error
+// the client gets, which the push metrics count as such.
+func asTooLarge(err error) error {
+	var maxErr *http.MaxBytesError
+	if errors.As(err, &maxErr) {
+		return teammem.Errorf(teammem.ETooLarge, "request body is over the limit of %d bytes", maxErr.Limit).
+			WithDetails(map[string]any{"error_code": "request_too_large", "max_body_bytes": maxErr.Limit})
+	}
+	return err
 }
 
 func jsonString(v any) string {

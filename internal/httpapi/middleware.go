@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -16,6 +18,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/telemetry"
 )
 
 type ctxKey int
@@ -113,8 +116,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					s.writeError(rec, r, teammem.Errorf(teammem.EInternal, "internal error"))
 				}
 			}
-			route := "unmatched"
-			if p := rctx.RoutePattern(); p != "" {
+			route := telemetry.RouteUnmatched
+			if p := rctx.RoutePattern(); s.routeLabels[p] {
 				route = p
 			}
 			status := rec.status
@@ -122,8 +125,9 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			d := time.Since(start)
-			s.metrics.HTTPRequests.WithLabelValues(route, r.Method, strconv.Itoa(status)).Inc()
-			s.metrics.HTTPDuration.WithLabelValues(route, r.Method).Observe(d.Seconds())
+			method := telemetry.MethodLabel(r.Method)
+			s.metrics.HTTPRequests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+			s.metrics.HTTPDuration.WithLabelValues(route, method).Observe(d.Seconds())
 			level := slog.LevelInfo
 			if status >= 500 {
 				level = slog.LevelWarn
@@ -138,14 +142,95 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody caps every request body at the configured size.
+// routeLabels returns the route templates of router as chi's RoutePattern
+// spells them for a matched request. A request that reaches a subrouter
+// (/v1, a space) but none of its routes has a pattern too, "/v1/*", and
+// that is no route: it counts as unmatched.
+func routeLabels(router chi.Routes) map[string]bool {
+	out := map[string]bool{}
+	_ = chi.Walk(router, func(_, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route != "/" {
+			route = strings.TrimSuffix(route, "/")
+		}
+		out[route] = true
+		return nil
+	})
+	return out
+}
+
+// limitBody caps every request body at the configured size. A write to
+// memory refused for its size is a push refused by a cap, and is counted as
+// one: a body announced too large never reaches its handler, and one that
+// grows too large while read may fail before the handler gets to count it.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tooLarge := &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes}
 		if r.ContentLength > s.cfg.MaxBodyBytes {
-			s.writeError(w, r, &http.MaxBytesError{Limit: s.cfg.MaxBodyBytes})
+			s.routeAhead(r)
+			s.countPushTooLarge(r, tooLarge)
+			s.writeError(w, r, tooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)}
+		r.Body = body
 		next.ServeHTTP(w, r)
+		if body.over {
+			s.countPushTooLarge(r, tooLarge)
+		}
 	})
+}
+
+// limitedBody is a request body under http.MaxBytesReader that remembers
+// whether a read ran past the limit.
+type limitedBody struct {
+	io.ReadCloser
+	over bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var maxErr *http.MaxBytesError
+	if err != nil && errors.As(err, &maxErr) {
+		b.over = true
+	}
+	return n, err
+}
+
+// routeAhead completes the route context of a request answered before the
+// router reached its endpoint: middleware of a group runs in front of the
+// subrouters mounted in it (a space's routes), when the route is known only
+// as far as "/v1/repos/{owner}/{name}/{scope}/*". The metrics and the push
+// the request counts as then name the route it was for.
+func (s *Server) routeAhead(r *http.Request) {
+	c := reqContextOf(r.Context())
+	if c == nil || s.routeLabels[c.route.RoutePattern()] {
+		return
+	}
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	found := chi.NewRouteContext()
+	if pattern := s.router.Find(found, r.Method, path); pattern != "" {
+		c.route.RoutePatterns = []string{pattern}
+		c.route.URLParams = found.URLParams
+	}
+}
+
+// countPushTooLarge counts a request refused for its body size as a push,
+// when it is one and its handler has not counted it already.
+func (s *Server) countPushTooLarge(r *http.Request, err error) {
+	c := reqContextOf(r.Context())
+	if c == nil || c.pushCounted {
+		return
+	}
+	route := c.route.RoutePattern()
+	switch {
+	case r.Method == http.MethodPut && route == "/api/claude_code/team_memory":
+		s.recordWrite(r.Context(), c.caller, apiClaudeCode, r.URL.Query().Get("repo"), teammem.WriteResult{}, err)
+	case r.Method != http.MethodGet && s.routeLabels[route] && strings.HasPrefix(route, "/v1/repos/{owner}/{name}/{scope}"):
+		// Every route of a space but the reads writes to it.
+		slug, _ := repoSlug(r)
+		s.recordWrite(r.Context(), c.caller, apiV1, slug, teammem.WriteResult{}, err)
+	}
 }

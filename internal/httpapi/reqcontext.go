@@ -26,6 +26,9 @@ type reqContext struct {
 	// caller is set by requireKey, in the request's goroutine, before any
 	// handler runs; read-only afterwards.
 	caller teammem.Principal
+	// pushCounted is set by recordWrite: the request's write is in the
+	// push metrics, and limitBody must not count it again.
+	pushCounted bool
 
 	mu     sync.Mutex
 	ctx    context.Context // armed: a real context with the deadline

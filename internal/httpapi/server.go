@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
@@ -27,8 +26,11 @@ type Config struct {
 	Defaults           teammem.ServerDefaults
 	MaxBodyBytes       int64
 	TombstoneRetention time.Duration
-	// MetricsOnMain serves /metrics on the API listener too.
-	MetricsOnMain bool
+	// MetricsToken, when set, serves /metrics on the API listener too, to
+	// requests that carry it as "Authorization: Bearer <token>". Empty
+	// keeps the metrics off the API listener: they are for MetricsHandler
+	// on a listener of their own.
+	MetricsToken string
 	// AdminKey authorises the server operators' /v1/admin routes; empty
 	// disables them.
 	AdminKey string
@@ -56,8 +58,11 @@ type Server struct {
 	limiter *writeLimiter
 	events  events.Broker
 	router  chi.Router
-	cache   *cache
-	served  atomic.Int64 // requests begun, for trimWhenIdle
+	// routeLabels holds every route template, as chi reports a matched one:
+	// the only route label values besides telemetry.RouteUnmatched.
+	routeLabels map[string]bool
+	cache       *cache
+	served      atomic.Int64 // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -88,6 +93,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
+	s.routeLabels = routeLabels(s.router)
 	return s
 }
 
@@ -132,11 +138,6 @@ func allowedMethods(routes chi.Routes, req *http.Request) string {
 	return strings.Join(allow, ", ")
 }
 
-// MetricsHandler serves the Prometheus metrics, for a separate listener.
-func (s *Server) MetricsHandler() http.Handler {
-	return promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{})
-}
-
 // routes lists every route of the API in one place; a test checks that it
 // matches api/openapi.yaml.
 func (s *Server) routes() chi.Router {
@@ -150,8 +151,8 @@ func (s *Server) routes() chi.Router {
 	})
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
-	if s.cfg.MetricsOnMain {
-		r.Method(http.MethodGet, "/metrics", s.MetricsHandler())
+	if s.cfg.MetricsToken != "" {
+		r.Method(http.MethodGet, "/metrics", s.metricsOnAPI())
 	}
 	r.Group(func(r chi.Router) {
 		r.Use(s.requireKey, s.limitBody)
@@ -217,6 +218,7 @@ func (s *Server) Run(ctx context.Context) {
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
 	s.purgeTombstones(ctx)
+	s.initOrgMetrics(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -224,6 +226,7 @@ func (s *Server) Run(ctx context.Context) {
 			return
 		case <-flush.C:
 			s.flushKeyUse(ctx)
+			s.initOrgMetrics(ctx)
 		case <-purge.C:
 			s.purgeTombstones(ctx)
 		}
@@ -251,6 +254,21 @@ func (s *Server) trimWhenIdle(ctx context.Context, every time.Duration) {
 		} else {
 			last = n
 		}
+	}
+}
+
+// initOrgMetrics creates the per-org series of every org at 0 (see
+// telemetry.InitOrg): at start, and then now and again for orgs created
+// elsewhere (another replica, teammem-server admin), ahead of their first
+// request, so that Prometheus counts that request's increments too.
+func (s *Server) initOrgMetrics(ctx context.Context) {
+	orgs, err := s.store.OrgList(ctx)
+	if err != nil {
+		s.log.WarnContext(ctx, "listing orgs for their metrics failed", "error", err.Error())
+		return
+	}
+	for _, o := range orgs {
+		s.metrics.InitOrg(o.Slug)
 	}
 }
 

@@ -56,14 +56,17 @@ func closeComponentSchemas(doc *openapi3.T) {
 	}
 }
 
+// testMetricsToken is the metrics token of testConfig.
+const testMetricsToken = "metrics-token-0123456789abcdefghijklmnop"
+
 // testConfig is the server configuration of the spec tests: the built-in
-// defaults, /metrics on the API listener.
+// defaults, /metrics on the API listener for testMetricsToken.
 func testConfig() httpapi.Config {
 	return httpapi.Config{
 		Defaults:           teammem.DefaultServerDefaults,
 		MaxBodyBytes:       4 << 20,
 		TombstoneRetention: 720 * time.Hour,
-		MetricsOnMain:      true,
+		MetricsToken:       testMetricsToken,
 	}
 }
 

@@ -252,7 +252,8 @@ func TestResponsesMatchSpec(t *testing.T) {
 		b := setupSpec(t, testConfig(), nil)
 		b.do(t, call{Method: http.MethodGet, Path: "/healthz", Want: 200})
 		b.do(t, call{Method: http.MethodGet, Path: "/readyz", Want: 200})
-		b.do(t, call{Method: http.MethodGet, Path: "/metrics", Want: 200})
+		b.do(t, call{Method: http.MethodGet, Path: "/metrics", Header: map[string]string{"Authorization": "Bearer " + testMetricsToken}, Want: 200})
+		b.do(t, call{Method: http.MethodGet, Path: "/metrics", Want: 401})
 		r := b.do(t, call{Method: http.MethodGet, Path: "/healthz", Header: map[string]string{"X-Request-Id": "trace-1.2_3"}, Want: 200})
 		if got := r.Header.Get("X-Request-Id"); got != "trace-1.2_3" {
 			t.Errorf("X-Request-Id = %q, want the client's id echoed", got)

@@ -242,6 +242,8 @@ func pushOutcome(res teammem.WriteResult, err error) string {
 		switch teammem.ErrorDetails(err)["error_code"] {
 		case "team_memory_too_many_entries":
 			return "too_many_entries"
+		case "request_too_large":
+			return "request_too_large"
 		default:
 			return "entry_too_large"
 		}
@@ -265,6 +267,10 @@ var capByErrorCode = map[any]string{
 // recordWrite turns a write's result into metrics and audit events. Secret
 // findings are recorded by rule id only.
 func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo string, res teammem.WriteResult, err error) {
+	if c := reqContextOf(ctx); c != nil {
+		c.pushCounted = true
+	}
+	err = asTooLarge(err)
 	org := p.Org.Slug
 	s.metrics.Pushes.WithLabelValues(org, api, pushOutcome(res, err)).Inc()
 	if teammem.ErrorCode(err) == teammem.ERateLimited {

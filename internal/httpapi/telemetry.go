@@ -31,16 +31,9 @@ type telemetryResponse struct {
 	Dropped  int `json:"dropped"`
 }
 
-// clientMetrics registers the client-event counters on the server's
-// registry. Register adopts counters already there, so this is correct
-// whether or not telemetry.New registered them too.
-func (s *Server) clientMetrics() *telemetry.ClientMetrics {
-	cm := telemetry.NewClientMetrics()
-	if err := cm.Register(s.metrics.Registry); err != nil {
-		panic("register client metrics: " + err.Error()) // a metric name clash: a programming error
-	}
-	return cm
-}
+// clientMetrics returns the client-event counters, which telemetry.New
+// registers with the server's own.
+func (s *Server) clientMetrics() *telemetry.ClientMetrics { return s.metrics.Client }
 
 // postTelemetry returns the handler of POST /v1/telemetry/events.
 func (s *Server) postTelemetry(cm *telemetry.ClientMetrics) handlerFunc {
@@ -65,8 +58,9 @@ func (s *Server) postTelemetry(cm *telemetry.ClientMetrics) handlerFunc {
 				WithDetails(map[string]any{"max_events": maxTelemetryEvents})
 		}
 		var resp telemetryResponse
+		batch := cm.NewBatch(p.Org.Slug)
 		for _, raw := range body.Events {
-			if cm.Record(p.Org.Slug, raw) == "" {
+			if batch.Record(raw) == "" {
 				resp.Accepted++
 			} else {
 				resp.Dropped++

@@ -212,7 +212,7 @@ func TestV1RateLimit(t *testing.T) {
 	}
 	e.do("PUT", team+"/entries/c.md", e.keys[teammem.RoleOwner], "3").want(t, 200) // another key has its own bucket
 	e.do("GET", team+"/entries/a.md", k, nil).want(t, 200)                         // reads are not limited
-	metrics := e.do("GET", "/metrics", "", nil).want(t, 200)
+	metrics := e.do("GET", "/metrics", testMetricsToken, nil).want(t, 200)
 	if !strings.Contains(string(metrics.Body), `teammem_pushes_suppressed_total{org="acme",reason="rate_limited"} 1`) {
 		t.Fatalf("rate limited push not counted:\n%s", metrics.Body)
 	}

@@ -100,12 +100,43 @@ func (c *ClientMetrics) Register(reg prometheus.Registerer) error {
 // Record validates one raw event ({"name": "...", "fields": {...}}) and, when
 // it is acceptable, counts it for org. It returns "" for an accepted event,
 // else the drop reason (DropUnknown or DropInvalid), which it has counted.
-func (c *ClientMetrics) Record(org string, raw []byte) string {
+// It is a batch of one event.
+func (c *ClientMetrics) Record(org string, raw []byte) string { return c.NewBatch(org).Record(raw) }
+
+// maxFilesPerBatch bounds what one request's events add to
+// teammem_client_secrets_skipped_total: every other counter takes one per
+// event, but tengu_team_mem_secret_skipped adds its file_count. Without a
+// bound one viewer's batch of 100 events added 10^11. A push leaves out at
+// most the files of one memory directory, and a server's entry caps are in
+// the hundreds, so 5,000 is more than any batch of real events reaches.
+const maxFilesPerBatch = 5000
+
+// Batch counts the events of one request for one org, holding the counts
+// they add to a plausible total (maxFilesPerBatch); an event past it is
+// dropped as invalid, like one whose own count is past it.
+type Batch struct {
+	c     *ClientMetrics
+	org   string
+	files float64 // file_count of the events accepted so far
+}
+
+// NewBatch starts counting one request's events for org.
+func (c *ClientMetrics) NewBatch(org string) *Batch { return &Batch{c: c, org: org} }
+
+// Record validates one raw event and, when it is acceptable and within the
+// batch's bound, counts it. It returns "" for an accepted event, else the
+// drop reason (DropUnknown or DropInvalid), which it has counted.
+func (b *Batch) Record(raw []byte) string {
+	c, org := b.c, b.org
 	ev, reason := parseClientEvent(raw)
+	if reason == "" && b.files+ev.nums["file_count"] > maxFilesPerBatch {
+		reason = DropInvalid
+	}
 	if reason != "" {
 		c.Dropped.WithLabelValues(org, reason).Inc()
 		return reason
 	}
+	b.files += ev.nums["file_count"]
 	c.Events.WithLabelValues(org, ev.name, ev.outcome()).Inc()
 	switch ev.name {
 	case "tengu_team_mem_push_suppressed":
@@ -158,11 +189,12 @@ type field struct {
 	values   []string // kindEnum: the allowed values; kindReason: the values kept as labels
 }
 
-// eventSchema is one allowed event: its fields and how its outcome label is
-// derived from them.
+// eventSchema is one allowed event: its fields, how its outcome label is
+// derived from them, and every outcome that derivation can give.
 type eventSchema struct {
-	fields  map[string]field
-	outcome func(e clientEvent) string
+	fields   map[string]field
+	outcome  func(e clientEvent) string
+	outcomes []string
 }
 
 // Closed sets of string values, from the reference (§3.16 and the sync
@@ -175,6 +207,11 @@ var (
 	suppressReasons = []string{"no_oauth", "no_repo", "unknown", "http_400", "http_401", "http_403", "http_404", "http_410", "http_413", "http_422"}
 	extractSkips    = []string{"direct_write", "no_prose", "throttled", "no_model", "no_messages", "coalesced"}
 	dreamSkips      = []string{"disabled", "time", "throttle", "sessions", "lock"}
+	extractOutcomes = []string{"saved", "skipped", "error"}
+	dreamOutcomes   = []string{"completed", "failed", "dry_run"}
+	// The outcomes syncOutcome derives, from the fields each event has.
+	syncPullOutcomes = append([]string{"success", "not_modified", "failure"}, errorTypes...)
+	syncPushOutcomes = append([]string{"success", "noop", "too_many_entries", "failure"}, errorTypes...) // errorTypes holds conflict
 )
 
 func constOutcome(o string) func(clientEvent) string { return func(clientEvent) string { return o } }
@@ -186,7 +223,7 @@ var clientEvents = map[string]eventSchema{
 		"initial_files_pulled": {kind: kindCount},
 		"watcher_started":      {kind: kindBool},
 		"server_has_content":   {kind: kindBool},
-	}, outcome: syncStartedOutcome},
+	}, outcome: syncStartedOutcome, outcomes: []string{"unknown", "success", "failure"}},
 	"tengu_team_mem_sync_pull": {fields: map[string]field{
 		"success":       {kind: kindBool, required: true},
 		"files_written": {kind: kindCount},
@@ -194,7 +231,7 @@ var clientEvents = map[string]eventSchema{
 		"duration_ms":   {kind: kindNumber},
 		"errorType":     {kind: kindEnum, values: errorTypes},
 		"status":        {kind: kindStatus},
-	}, outcome: syncOutcome},
+	}, outcome: syncOutcome, outcomes: syncPullOutcomes},
 	"tengu_team_mem_sync_push": {fields: map[string]field{
 		"success":                 {kind: kindBool, required: true},
 		"files_uploaded":          {kind: kindCount},
@@ -207,35 +244,35 @@ var clientEvents = map[string]eventSchema{
 		"error_code":              {kind: kindEnum, values: errorCodes},
 		"server_max_entries":      {kind: kindCount},
 		"server_received_entries": {kind: kindCount},
-	}, outcome: syncOutcome},
+	}, outcome: syncOutcome, outcomes: syncPushOutcomes},
 	"tengu_team_mem_push_suppressed": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: suppressReasons},
 		"status": {kind: kindStatus},
-	}, outcome: constOutcome("suppressed")},
+	}, outcome: constOutcome("suppressed"), outcomes: []string{"suppressed"}},
 	"tengu_team_mem_secret_skipped": {fields: map[string]field{
 		"file_count": {kind: kindCount, required: true},
 		"rule_ids":   {kind: kindRuleIDs},
-	}, outcome: constOutcome("skipped")},
+	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
 	"tengu_team_mem_entries_capped": {fields: map[string]field{
 		"total_entries": {kind: kindCount},
 		"dropped_count": {kind: kindCount},
 		"max_entries":   {kind: kindCount},
-	}, outcome: constOutcome("capped")},
+	}, outcome: constOutcome("capped"), outcomes: []string{"capped"}},
 	"teammem_extract_run": {fields: map[string]field{
-		"outcome":        {kind: kindEnum, required: true, values: []string{"saved", "skipped", "error"}},
+		"outcome":        {kind: kindEnum, required: true, values: extractOutcomes},
 		"memories_saved": {kind: kindCount},
 		"skip_reason":    {kind: kindReason, values: extractSkips},
-	}, outcome: fieldOutcome},
+	}, outcome: fieldOutcome, outcomes: extractOutcomes},
 	"teammem_extract_skipped": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: extractSkips},
-	}, outcome: constOutcome("skipped")},
+	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
 	"teammem_dream_run": {fields: map[string]field{
-		"outcome":       {kind: kindEnum, required: true, values: []string{"completed", "failed", "dry_run"}},
+		"outcome":       {kind: kindEnum, required: true, values: dreamOutcomes},
 		"files_touched": {kind: kindCount},
-	}, outcome: fieldOutcome},
+	}, outcome: fieldOutcome, outcomes: dreamOutcomes},
 	"teammem_dream_skipped": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: dreamSkips},
-	}, outcome: constOutcome("skipped")},
+	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
 }
 
 // clientEvent is a validated event: its values by field name and kind.

@@ -33,7 +33,7 @@ var (
 	dsVariable      = "DS_PROMETHEUS"
 	provisionedUID  = "prometheus"
 	scrapeJob       = "teammem"
-	serverScrapeURL = "server:8080"
+	serverScrapeURL = "server:9464"
 )
 
 // metricInfo is what the registry says about one metric family.
@@ -91,6 +91,9 @@ func registered(t *testing.T) map[string]metricInfo {
 	for _, s := range []any{*m, *cm} {
 		v := reflect.ValueOf(s)
 		for i := range v.NumField() {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
 			switch c := v.Field(i).Interface().(type) {
 			case *prometheus.CounterVec:
 				setKind(c, "counter")

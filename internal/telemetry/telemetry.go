@@ -2,13 +2,37 @@
 // definitions of design §8. Metrics are created per server (not registered
 // globally), so several servers can run in one test process. Labels are
 // bounded: org slug, route template, method, status code, outcome, reason,
-// rule id, cap name.
+// rule id, cap name — each from a closed set, so that no request, however
+// odd, adds a series.
 package telemetry
 
 import (
+	"net/http"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
+
+// RouteUnmatched is the route label of a request no route template matched.
+const RouteUnmatched = "unmatched"
+
+// MethodOther is the method label of a request whose method is not one of
+// the standard ones.
+const MethodOther = "other"
+
+// MethodLabel returns method as a label value: the methods of RFC 9110 and
+// PATCH as they are, anything else as MethodOther. HTTP allows any token as
+// a method, and a label taken from the request as sent would let every
+// unauthenticated request with a new one add series that live for good.
+func MethodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return MethodOther
+}
 
 // Metrics are the server's metrics.
 type Metrics struct {
@@ -22,8 +46,8 @@ type Metrics struct {
 	// (ok, not_modified, empty, error).
 	Pulls *prometheus.CounterVec
 	// Pushes counts pushes by org, API and outcome (ok, noop, conflict,
-	// too_many_entries, entry_too_large, secret_rejected, rate_limited,
-	// invalid, error).
+	// too_many_entries, entry_too_large, request_too_large,
+	// secret_rejected, rate_limited, invalid, error).
 	Pushes *prometheus.CounterVec
 	// EntriesWritten counts entries written (upserts, deletes, restores) by org.
 	EntriesWritten *prometheus.CounterVec
@@ -37,15 +61,20 @@ type Metrics struct {
 	// PushesSuppressed counts pushes the server suppressed, by org and reason
 	// (noop, rate_limited).
 	PushesSuppressed *prometheus.CounterVec
+	// Client counts the events clients report, on the same registry.
+	Client *ClientMetrics
+
+	orgs *sync.Map // the orgs InitOrg has seen
 }
 
-// New creates the metrics on a fresh registry that also carries the Go and
-// process collectors.
+// New creates the metrics, the client-event counters among them, on a fresh
+// registry that also carries the Go and process collectors.
 func New() *Metrics {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{
 		Registry: r,
+		orgs:     &sync.Map{},
 		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "teammem_http_requests_total", Help: "HTTP requests by route template, method and status code.",
 		}, []string{"route", "method", "code"}),
@@ -77,5 +106,9 @@ func New() *Metrics {
 	}
 	r.MustRegister(m.HTTPRequests, m.HTTPDuration, m.Pulls, m.Pushes, m.EntriesWritten, m.SecretsSkipped,
 		m.CapsHit, m.TombstonesRefused, m.PushesSuppressed)
+	m.Client = NewClientMetrics()
+	if err := m.Client.Register(r); err != nil {
+		panic("register client metrics: " + err.Error()) // a name clash on a fresh registry: a programming error
+	}
 	return m
 }

@@ -1,0 +1,76 @@
+package telemetry
+
+// The label values each per-org counter takes besides the org: the closed
+// sets the server records. InitOrg creates their series at 0, so that a
+// dashboard shows 0 for what has not happened yet instead of "No data",
+// and so that Prometheus sees a counter's first increment as one (a series
+// that appears at 1 has increased by nothing as far as increase() knows).
+var (
+	// apiLabels are the api label values: the Claude Code route and /v1.
+	apiLabels = []string{"claude_code", "v1"}
+	// pullOutcomeLabels are the outcomes of teammem_pulls_total.
+	pullOutcomeLabels = []string{"ok", "not_modified", "empty", "error"}
+	// pushOutcomeLabels are the outcomes of teammem_pushes_total.
+	pushOutcomeLabels = []string{"ok", "noop", "conflict", "too_many_entries", "entry_too_large", "request_too_large",
+		"secret_rejected", "rate_limited", "invalid", "error"}
+	// capLabels are the cap label values of teammem_caps_hit_total.
+	capLabels = []string{"max_entries", "max_entry_bytes", "max_body_bytes"}
+	// suppressLabels are the reasons of teammem_pushes_suppressed_total.
+	suppressLabels = []string{"noop", "rate_limited"}
+)
+
+// InitOrg creates every series of org with a known label set at 0, once per
+// org; later calls for the same org cost a map lookup. Secrets skipped by
+// rule are left out: the rule set is gitleaks', and a series per rule per
+// org would outweigh the rest.
+func (m *Metrics) InitOrg(org string) {
+	if _, done := m.orgs.LoadOrStore(org, true); done {
+		return
+	}
+	for _, api := range apiLabels {
+		for _, o := range pullOutcomeLabels {
+			m.Pulls.WithLabelValues(org, api, o)
+		}
+		for _, o := range pushOutcomeLabels {
+			m.Pushes.WithLabelValues(org, api, o)
+		}
+	}
+	for _, c := range capLabels {
+		m.CapsHit.WithLabelValues(org, c)
+	}
+	for _, r := range suppressLabels {
+		m.PushesSuppressed.WithLabelValues(org, r)
+	}
+	m.EntriesWritten.WithLabelValues(org)
+	m.TombstonesRefused.WithLabelValues(org)
+	m.Client.initOrg(org)
+}
+
+// initOrg creates the client-event series of org with known labels at 0.
+func (c *ClientMetrics) initOrg(org string) {
+	for name, schema := range clientEvents {
+		for _, o := range schema.outcomes {
+			c.Events.WithLabelValues(org, name, o)
+		}
+	}
+	for _, r := range []string{DropUnknown, DropInvalid} {
+		c.Dropped.WithLabelValues(org, r)
+	}
+	for _, r := range append(suppressReasons, labelOther) {
+		c.PushSuppressed.WithLabelValues(org, r)
+	}
+	c.EntriesCapped.WithLabelValues(org)
+	c.SecretsSkipped.WithLabelValues(org)
+	for _, o := range extractOutcomes {
+		c.ExtractRuns.WithLabelValues(org, o)
+	}
+	for _, r := range append(extractSkips, labelOther) {
+		c.ExtractSkipped.WithLabelValues(org, r)
+	}
+	for _, o := range dreamOutcomes {
+		c.DreamRuns.WithLabelValues(org, o)
+	}
+	for _, r := range append(dreamSkips, labelOther) {
+		c.DreamSkipped.WithLabelValues(org, r)
+	}
+}
