@@ -94,11 +94,11 @@ func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
 	} else if strings.TrimSpace(r.Header.Get("If-None-Match")) == "*" {
 		up.Base = new(string)
 	}
-	sr, err := s.resolveSpace(r, true)
+	call, err := s.v1Call(r, teammem.WriteRequest{Upserts: []teammem.Upsert{up}})
 	if err != nil {
 		return err
 	}
-	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, teammem.WriteRequest{Upserts: []teammem.Upsert{up}})
+	res, err := s.writer.Write(r.Context(), call)
 	if err != nil {
 		return asPrecondition(err)
 	}
@@ -139,11 +139,11 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request) error {
 		base := teammem.NormalizeETag(v)
 		del.Base = &base
 	}
-	sr, err := s.resolveSpace(r, true)
+	call, err := s.v1Call(r, teammem.WriteRequest{Deletes: []teammem.Delete{del}})
 	if err != nil {
 		return err
 	}
-	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, teammem.WriteRequest{Deletes: []teammem.Delete{del}})
+	res, err := s.writer.Write(r.Context(), call)
 	if err != nil {
 		return asPrecondition(err)
 	}
@@ -209,15 +209,16 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	if v.Op == teammem.OpDelete {
 		return teammem.Errorf(teammem.EInvalid, "version %d of %q is a deletion; restore a version that has content", body.Version, key)
 	}
-	req := teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{{Key: key, Content: v.Content}}}
-	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, req)
+	call := writeCall(r, sr.p, apiV1, sr.slug, sr.scope, teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{{Key: key, Content: v.Content}}})
+	call.Moderate = true
+	call.Audit = []teammem.AuditEvent{{Action: "entry.restore", Target: key, Details: map[string]any{"scope": sr.scope, "version": body.Version}}}
+	res, err := s.writer.Write(r.Context(), call)
 	if err != nil {
 		return err
 	}
 	resp := wire.EntryWriteResult{WriteResult: writeResultOf(res), Key: key}
 	if len(res.Written) == 1 {
 		resp.EntryChecksum = v.Checksum
-		s.audit(r.Context(), sr.p, "entry.restore", sr.slug, key, map[string]any{"scope": sr.scope, "version": body.Version})
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

@@ -1,77 +1,32 @@
 package httpapi
 
-import (
-	"github.com/teammem/teammem/internal/teammem"
-	"github.com/teammem/teammem/internal/wire"
-)
+import "github.com/teammem/teammem/internal/teammem"
 
-// action is something a caller may be allowed to do. Every handler asks
-// authorize before acting, so the roles table below is the one place where
-// permissions live.
-type action string
+// action is teammem.Action: the roles table lives in the domain package,
+// where the Writer asks it too.
+type action = teammem.Action
 
-// The actions.
+// The actions, as the handlers name them.
 const (
-	actTeamRead      action = "team.read"      // pull, history, export, MEMORY.md, events of the team space
-	actTeamWrite     action = "team.write"     // push, delete, batch to the team space
-	actTeamModerate  action = "team.moderate"  // restore team entries, delete a repo's team memory
-	actPersonalRead  action = "personal.read"  // the caller's own personal space
-	actPersonalWrite action = "personal.write" // the caller's own personal space
-	actOrgRead       action = "org.read"       // org settings and limits, repo list
-	actOrgWrite      action = "org.write"      // change org settings
-	actUsersRead     action = "users.read"     // list users
-	actUsersWrite    action = "users.write"    // create users, change roles, disable
-	actKeysOwn       action = "keys.own"       // list, create and revoke one's own keys
-	actKeysAll       action = "keys.all"       // every key of the org
-	actAuditRead     action = "audit.read"     // the audit log
-	actTelemetry     action = "telemetry"      // send client telemetry
+	actTeamRead      = teammem.ActTeamRead
+	actTeamWrite     = teammem.ActTeamWrite
+	actTeamModerate  = teammem.ActTeamModerate
+	actPersonalRead  = teammem.ActPersonalRead
+	actPersonalWrite = teammem.ActPersonalWrite
+	actOrgRead       = teammem.ActOrgRead
+	actOrgWrite      = teammem.ActOrgWrite
+	actUsersRead     = teammem.ActUsersRead
+	actUsersWrite    = teammem.ActUsersWrite
+	actKeysOwn       = teammem.ActKeysOwn
+	actKeysAll       = teammem.ActKeysAll
+	actAuditRead     = teammem.ActAuditRead
+	actTelemetry     = teammem.ActTelemetry
 )
 
-// rolePolicy is the roles table: the weakest role allowed each action, and
-// whether the action changes state (refused to read-only keys).
-var rolePolicy = map[action]struct {
-	min    teammem.Role
-	writes bool
-}{
-	actTeamRead:      {teammem.RoleViewer, false},
-	actTeamWrite:     {teammem.RoleMember, true},
-	actTeamModerate:  {teammem.RoleAdmin, true},
-	actPersonalRead:  {teammem.RoleMember, false},
-	actPersonalWrite: {teammem.RoleMember, true},
-	actOrgRead:       {teammem.RoleViewer, false},
-	actOrgWrite:      {teammem.RoleAdmin, true},
-	actUsersRead:     {teammem.RoleAdmin, false},
-	actUsersWrite:    {teammem.RoleAdmin, true},
-	actKeysOwn:       {teammem.RoleViewer, false},
-	actKeysAll:       {teammem.RoleAdmin, false},
-	actAuditRead:     {teammem.RoleAdmin, false},
-	actTelemetry:     {teammem.RoleViewer, false},
-}
-
-// authorize reports, as EForbidden, why p may not do a; nil when it may.
-// write says whether this use of the action changes state (for actions like
-// keys.own that cover both reading and writing).
+// authorize is teammem.Authorize.
 func authorize(p teammem.Principal, a action, write bool) error {
-	rule, ok := rolePolicy[a]
-	if !ok {
-		return teammem.Errorf(teammem.EInternal, "no policy for action %s", a)
-	}
-	if !p.User.Role.AtLeast(rule.min) {
-		return teammem.Errorf(teammem.EForbidden, "role %s may not %s (needs %s or above)", p.User.Role, a, rule.min).
-			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenRole, Role: p.User.Role, Needs: rule.min, Action: string(a)}.Map())
-	}
-	if (rule.writes || write) && p.Key.ReadOnly {
-		return teammem.Errorf(teammem.EForbidden, "the API key is read-only").
-			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenReadOnly}.Map())
-	}
-	return nil
+	return teammem.Authorize(p, a, write)
 }
 
-// canManageRole reports whether p may grant or change a user holding role r:
-// only owners touch owners and admins; admins manage members and viewers.
-func canManageRole(p teammem.Principal, r teammem.Role) bool {
-	if p.User.Role == teammem.RoleOwner {
-		return true
-	}
-	return p.User.Role == teammem.RoleAdmin && (r == teammem.RoleMember || r == teammem.RoleViewer)
-}
+// canManageRole is teammem.CanManageRole.
+func canManageRole(p teammem.Principal, r teammem.Role) bool { return teammem.CanManageRole(p, r) }

@@ -12,28 +12,6 @@ import (
 	"github.com/teammem/teammem/internal/wire"
 )
 
-const apiV1 = "v1"
-
-// repoRoutes registers repos, spaces, entries and events under /v1. A repo
-// is addressed as {owner}/{name}; a "host/owner/name" repo sends its owner
-// part escaped, as host%2Fowner.
-func (s *Server) repoRoutes(r chi.Router) {
-	r.Get("/repos/{owner}/{name}", s.handle(s.getRepo))
-	r.Get("/repos/{owner}/{name}/events", s.handle(s.streamEvents))
-	r.Route("/repos/{owner}/{name}/{scope}", func(r chi.Router) {
-		r.Get("/", s.handle(s.getSpace))
-		r.Delete("/", s.handle(s.deleteSpace))
-		r.Post("/batch", s.handle(s.postBatch))
-		r.Get("/changes", s.handle(s.getChanges))
-		r.Get("/MEMORY.md", s.handle(s.getIndex))
-		r.Get("/export", s.handle(s.getExport))
-		r.Get("/entries/*", s.handle(s.getEntry))
-		r.Put("/entries/*", s.handle(s.putEntry))
-		r.Delete("/entries/*", s.handle(s.deleteEntry))
-		r.Post("/entries/*", s.handle(s.postEntry))
-	})
-}
-
 // repoSlug returns the repo slug of a /v1 request: owner and name unescaped.
 func repoSlug(r *http.Request) (string, error) {
 	owner, err1 := pathParam(r, chi.URLParam(r, "owner"))
@@ -113,18 +91,6 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 	return sr, err
 }
 
-// ensure creates the request's repo and space when they do not exist yet.
-func (s *Server) ensure(sr *spaceReq) func(ctx context.Context) (teammem.Space, error) {
-	return func(ctx context.Context) (teammem.Space, error) {
-		repo, err := s.store.RepoEnsure(ctx, sr.p.Org.ID, sr.slug)
-		if err != nil {
-			return teammem.Space{}, err
-		}
-		sr.repo = repo
-		return s.store.SpaceEnsure(ctx, sr.p.Org.ID, sr.ref())
-	}
-}
-
 func (sr *spaceReq) ref() teammem.SpaceRef {
 	ref := teammem.SpaceRef{RepoID: sr.repo.ID, Scope: sr.scope}
 	if sr.scope == teammem.ScopePersonal {
@@ -139,56 +105,7 @@ func emptySpace(ref teammem.SpaceRef, repo teammem.Repo) teammem.Space {
 		Checksum: teammem.EmptySpaceChecksum, UpdatedAt: repo.CreatedAt}
 }
 
-func scopeAction(scope teammem.Scope, write bool) action {
-	switch {
-	case scope == teammem.ScopeTeam && write:
-		return actTeamWrite
-	case scope == teammem.ScopeTeam:
-		return actTeamRead
-	case write:
-		return actPersonalWrite
-	default:
-		return actPersonalRead
-	}
-}
-
-// write runs one write through the shared path: rate limit, the domain
-// writer, metrics and audit, and the change event.
-func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, api string, req teammem.WriteRequest) (teammem.WriteResult, error) {
-	announced := false
-	res, err := func() (teammem.WriteResult, error) {
-		if err := s.limiter.allow(sr.p.Key.ID, time.Now()); err != nil {
-			return teammem.WriteResult{}, err
-		}
-		wctx := ctx
-		if n, ok := s.events.(notifier); ok {
-			// On Postgres the store sends the change event in the write's
-			// own transaction.
-			wctx = teammem.WithAnnouncer(ctx, func(head teammem.Space) (teammem.Announcement, bool) {
-				ch, payload, err := n.Notification(spaceEvent(sr.slug, head))
-				announced = err == nil
-				return teammem.Announcement{Channel: ch, Payload: payload}, announced
-			})
-		}
-		return s.writer.Write(wctx, sr.p.Org, sr.space, s.ensure(sr), actor, req)
-	}()
-	s.recordWrite(ctx, sr.p, api, sr.slug, res, err)
-	if err == nil && !res.Noop() {
-		// The committed head is the newest there is: cache it, so the next
-		// pull or push of this space on this replica reads nothing.
-		s.cache.putHead(headKey{org: sr.p.Org.ID, repo: sr.slug, scope: res.Space.Scope, user: res.Space.UserID}, sr.repo, res.Space, time.Now())
-		if !announced {
-			s.publish(ctx, sr.slug, res.Space)
-		}
-	}
-	return res, err
-}
-
-// notifier is a broker whose events a store can send inside a write's
-// transaction (events.Postgres).
-type notifier interface {
-	Notification(e events.Event) (channel, payload string, err error)
-}
+func scopeAction(scope teammem.Scope, write bool) action { return teammem.ScopeAction(scope, write) }
 
 // spaceEvent is the change event of a space's new head.
 func spaceEvent(repo string, sp teammem.Space) events.Event {

@@ -18,7 +18,6 @@ import (
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/telemetry"
-	"github.com/teammem/teammem/internal/wire"
 )
 
 // Config holds the server's HTTP-level settings.
@@ -91,7 +90,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	}
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
-	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.writer = &teammem.Writer{Store: store, Env: s, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
 	return s
@@ -136,41 +135,6 @@ func allowedMethods(routes chi.Routes, req *http.Request) string {
 		}
 	}
 	return strings.Join(allow, ", ")
-}
-
-// routes lists every route of the API in one place; a test checks that it
-// matches api/openapi.yaml.
-func (s *Server) routes() chi.Router {
-	r := chi.NewRouter()
-	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return teammem.Errorf(teammem.ENotFound, "no such route")
-	}))
-	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		w.Header().Set("Allow", allowedMethods(r, req))
-		writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
-	})
-	r.Get("/healthz", s.handle(s.healthz))
-	r.Get("/readyz", s.handle(s.readyz))
-	if s.cfg.MetricsToken != "" {
-		r.Method(http.MethodGet, "/metrics", s.metricsOnAPI())
-	}
-	r.Group(func(r chi.Router) {
-		r.Use(s.requireKey, s.limitBody)
-		r.Get("/api/claude_code/team_memory", s.handle(s.getTeamMemory))
-		r.Put("/api/claude_code/team_memory", s.handle(s.putTeamMemory))
-	})
-	r.Route("/v1", func(r chi.Router) {
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireAdminKey, s.limitBody)
-			s.serverAdminRoutes(r)
-		})
-		r.Group(func(r chi.Router) {
-			r.Use(s.requireKey, s.limitBody)
-			s.orgRoutes(r)
-			s.repoRoutes(r)
-		})
-	})
-	return r
 }
 
 // Route is one method and path template the router serves.

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"github.com/go-chi/chi/v5"
 	"net/http"
 	"strconv"
 
@@ -90,11 +91,11 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Upserts)+len(req.Deletes) == 0 {
 		return teammem.Errorf(teammem.EInvalid, "a batch needs at least one upsert or delete")
 	}
-	sr, err := s.resolveSpace(r, true)
+	call, err := s.v1Call(r, req)
 	if err != nil {
 		return err
 	}
-	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, req)
+	res, err := s.writer.Write(r.Context(), call)
 	if err != nil {
 		return err
 	}
@@ -102,38 +103,35 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func actorOf(r *http.Request, p teammem.Principal) teammem.Actor {
-	return teammem.Actor{UserID: p.User.ID, ClientID: clientID(r)}
+// v1Call is the write call of a /v1 request on the space its path names.
+func (s *Server) v1Call(r *http.Request, req teammem.WriteRequest) (teammem.WriteCall, error) {
+	slug, err := repoSlug(r)
+	if err != nil {
+		return teammem.WriteCall{}, err
+	}
+	scope := teammem.Scope(chi.URLParam(r, "scope"))
+	if !scope.Valid() {
+		return teammem.WriteCall{}, teammem.Errorf(teammem.ENotFound, "scope must be team or personal")
+	}
+	return writeCall(r, principal(r), apiV1, slug, scope, req), nil
 }
 
 // deleteSpace serves DELETE .../{scope}: every live entry becomes a
 // tombstone in one version (for team spaces an admin's moderation).
 func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
-	sr, err := s.resolveSpace(r, true)
+	call, err := s.v1Call(r, teammem.WriteRequest{IfMatch: r.Header.Get("If-Match"), DeleteAll: true})
 	if err != nil {
 		return err
 	}
-	if sr.scope == teammem.ScopeTeam {
-		if err := authorize(sr.p, actTeamModerate, true); err != nil {
-			return err
-		}
-	}
-	if sr.repo.ID == 0 {
-		return teammem.Errorf(teammem.ENotFound, "repo %q not found", sr.slug)
-	}
-	entries, err := s.liveEntries(r.Context(), sr, false)
+	call.Moderate = true
+	call.Audit = []teammem.AuditEvent{{Action: "space.delete", Target: string(call.Scope)}}
+	res, err := s.writer.Write(r.Context(), call)
 	if err != nil {
 		return err
 	}
-	req := teammem.WriteRequest{IfMatch: r.Header.Get("If-Match")}
-	for _, e := range entries {
-		req.Deletes = append(req.Deletes, teammem.Delete{Key: e.Key})
+	if res.Space.RepoID == 0 { // nothing to delete: the repo does not exist
+		return teammem.Errorf(teammem.ENotFound, "repo %q not found", call.Repo)
 	}
-	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, req)
-	if err != nil {
-		return err
-	}
-	s.audit(r.Context(), sr.p, "space.delete", sr.slug, string(sr.scope), map[string]any{"entries": len(res.Deleted)})
 	writeJSON(w, http.StatusOK, writeResultOf(res))
 	return nil
 }

@@ -59,8 +59,6 @@ type teamMemoryPutResponse struct {
 	SkippedTombstoned []string                `json:"skippedTombstoned"`
 }
 
-const apiClaudeCode = "claude_code"
-
 func lastModified(s teammem.Space) string { return s.UpdatedAt.UTC().Format(time.RFC3339Nano) }
 
 // getTeamMemory serves GET /api/claude_code/team_memory.
@@ -177,12 +175,12 @@ func splitETags(v string) []string {
 func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	slug := r.URL.Query().Get("repo")
-	sr, req, err := s.preparePut(r, p, slug)
+	req, err := decodeTeamMemoryPut(r)
 	if err != nil {
 		s.recordWrite(r.Context(), p, apiClaudeCode, slug, teammem.WriteResult{}, err)
 		return err
 	}
-	res, err := s.write(r.Context(), sr, teammem.Actor{UserID: p.User.ID, ClientID: clientID(r)}, apiClaudeCode, req)
+	res, err := s.writer.Write(r.Context(), writeCall(r, p, apiClaudeCode, slug, teammem.ScopeTeam, req))
 	if err != nil {
 		return err
 	}
@@ -193,32 +191,21 @@ func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// preparePut checks a Claude Code PUT up to the point of writing: nothing,
-// not even the repo, is created for a request that will be refused.
-func (s *Server) preparePut(r *http.Request, p teammem.Principal, slug string) (*spaceReq, teammem.WriteRequest, error) {
-	var req teammem.WriteRequest
-	if err := authorize(p, actTeamWrite, true); err != nil {
-		return nil, req, err
-	}
-	if err := teammem.ValidateRepoSlug(slug); err != nil {
-		return nil, req, err
-	}
+// decodeTeamMemoryPut reads a Claude Code PUT body {"entries": {...}} with
+// its If-Match.
+func decodeTeamMemoryPut(r *http.Request) (teammem.WriteRequest, error) {
 	var body teamMemoryPutRequest
 	if err := decodeJSON(r, &body); err != nil {
-		return nil, req, err
+		return teammem.WriteRequest{}, err
 	}
 	if body.Entries == nil {
-		return nil, req, teammem.Errorf(teammem.EInvalid, `request body must be {"entries": {"<key>": "<content>", ...}}`)
+		return teammem.WriteRequest{}, teammem.Errorf(teammem.EInvalid, `request body must be {"entries": {"<key>": "<content>", ...}}`)
 	}
-	req.IfMatch = r.Header.Get("If-Match")
+	req := teammem.WriteRequest{IfMatch: r.Header.Get("If-Match")}
 	for k, v := range body.Entries {
 		req.Upserts = append(req.Upserts, teammem.Upsert{Key: k, Content: v})
 	}
-	if err := teammem.ValidateWrite(req, p.Org.Limits(s.cfg.Defaults)); err != nil {
-		return nil, req, err
-	}
-	sr, err := s.loadSpace(r.Context(), p, slug, teammem.ScopeTeam, true)
-	return sr, req, err
+	return req, nil
 }
 
 func nonNil[T any](s []T) []T {
@@ -284,7 +271,7 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 			details := map[string]any{"api": api, "reason": teammem.ErrorDetails(err)["error_code"]}
 			if code == teammem.ESecretDetected {
 				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
-				details["rule_ids"] = ruleIDs(found)
+				details["rule_ids"] = teammem.RuleIDs(found)
 			}
 			s.audit(ctx, p, "push.rejected", repo, "", details)
 		}
@@ -302,21 +289,7 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 	if n := len(res.SkippedTombstoned); n > 0 {
 		s.metrics.TombstonesRefused.WithLabelValues(org).Add(float64(n))
 	}
-	if len(res.SkippedSecrets) > 0 {
-		s.audit(ctx, p, "push.secret_skipped", repo, "", map[string]any{"api": api, "rule_ids": ruleIDs(res.SkippedSecrets)})
-	}
-}
-
-func ruleIDs(found []teammem.SkippedSecret) []string {
-	seen := map[string]bool{}
-	var ids []string
-	for _, f := range found {
-		if !seen[f.RuleID] {
-			seen[f.RuleID] = true
-			ids = append(ids, f.RuleID)
-		}
-	}
-	return ids
+	// A committed write's push.secret_skipped row committed with it.
 }
 
 // audit appends an audit event; a failure is logged, never fatal to the request.

@@ -2,6 +2,7 @@ package teammem
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -11,85 +12,217 @@ type SecretScanner interface {
 	ScanEntry(org Org, key, content string) []SkippedSecret
 }
 
-// Writer is the one write path of both APIs: validate → scan changed
-// entries → (under the space lock) precondition, bases, secret policy,
-// tombstones, caps → commit.
+// WriteCall is one write as a dialect hands it to the core: who writes,
+// where, what, and what the dialect wants recorded with it. It is a plain
+// value; every dialect (the Claude Code endpoint, /v1, memory stores) builds
+// one and calls Writer.Write.
+type WriteCall struct {
+	Principal Principal
+	Repo      string // the repo's slug
+	Scope     Scope
+	ClientID  string // who wrote, as the client names itself
+	// API names the dialect for metrics and audit ("claude_code", "v1").
+	API     string
+	Request WriteRequest
+	// Moderate marks an admin's moderation of a team space (restoring a
+	// version, deleting the space): it needs ActTeamModerate too.
+	Moderate bool
+	// Audit lists events that commit in the write's own transaction when
+	// it changes something (ActorID and Repo default to the call's).
+	Audit []AuditEvent
+}
+
+// WriteEnv is what the server around the Writer supplies: where spaces
+// are, its rate limits, and what it does once a write is decided.
+type WriteEnv interface {
+	// FindSpace returns the repo and space a write of p goes to; either
+	// has ID 0 when it does not exist yet. ENotFound when the repo does not
+	// exist and the org does not create repos.
+	FindSpace(ctx context.Context, p Principal, repo string, scope Scope) (Repo, Space, error)
+	// Admit applies the server's write rate limits to p (ERateLimited).
+	Admit(p Principal) error
+	// Announcement names the notification of repo's committed head, sent
+	// in the write's transaction by a store that CanAnnounce.
+	Announcement(repo string, head Space) (Announcement, bool)
+	// Committed hears of a write that changed the space; announced says
+	// whether the store already sent its notification.
+	Committed(ctx context.Context, call WriteCall, repo Repo, head Space, announced bool)
+	// Observe hears of every write's outcome, refused ones included.
+	Observe(ctx context.Context, call WriteCall, res WriteResult, err error)
+}
+
+// Writer is the one write path of every dialect, a straight line:
+// authorize → admit → cheap checks (slug, keys, sizes, entry count) → scan
+// (outside any lock) → store apply (plan under the space's lock; audit in
+// the same transaction; announce where the store can) → publish.
 type Writer struct {
 	Store              Store
+	Env                WriteEnv
 	Scanner            SecretScanner // nil: no scanning
 	Defaults           ServerDefaults
 	TombstoneRetention time.Duration
 	Now                func() time.Time // nil: time.Now
 }
 
-// Write commits req to the space as one version, or returns the error
-// that says why nothing was written.
-//
-// A space that was never written has ID 0; ensure creates it (and its repo)
-// and is called only once a plan against the empty space found something to
-// commit, so a refused or empty write leaves no repo or space behind.
-func (w *Writer) Write(ctx context.Context, org Org, space Space, ensure func(context.Context) (Space, error), actor Actor, req WriteRequest) (WriteResult, error) {
-	limits := org.Limits(w.Defaults)
-	if err := ValidateWrite(req, limits); err != nil {
-		return WriteResult{}, err
+// maxScanRounds bounds how often a write goes back to scan entries that
+// changed between its scan and its lock, before it gives up as busy.
+const maxScanRounds = 4
+
+// errRescan aborts a plan that met content nobody scanned yet.
+var errRescan = errors.New("content changed since it was scanned")
+
+// Write commits call's request to its space as one version, or returns the
+// error that says why nothing was written. A repo or space that does not
+// exist yet is created only once a plan against the empty space found
+// something to commit, so a refused or empty write leaves nothing behind.
+func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, err error) {
+	defer func() { w.Env.Observe(ctx, call, res, err) }()
+	if err := w.admit(call); err != nil {
+		return res, err
 	}
-	// Plan scans only the upserts that would change stored content, which
-	// it knows under the write lock. A small request (a delta push: its
-	// upserts are the changed entries) is scanned before the lock instead,
-	// since a scan under it holds up every writer of the space, and on
-	// SQLite every writer; Plan then finds the results here. A large one,
-	// such as a first full push, is left to Plan, so unchanged entries are
-	// never scanned at length.
-	scanned := map[string]scanResult{}
-	if w.Scanner != nil && upsertBytes(req) <= PreScanBytes {
-		for _, u := range req.Upserts {
-			scanned[u.Key] = scanResult{content: u.Content, findings: w.scan(org, u.Key, u.Content)}
-		}
+	p, req := call.Principal, call.Request
+	limits := p.Org.Limits(w.Defaults)
+	if err := checkCall(call, limits); err != nil {
+		return res, err
+	}
+	repo, space, err := w.Env.FindSpace(ctx, p, call.Repo, call.Scope)
+	if err != nil {
+		return res, err
+	}
+	sc := scanner{w: w, org: p.Org, done: map[string]scanResult{}}
+	if err := sc.before(ctx, w.Store, space, req); err != nil {
+		return res, err
 	}
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
-		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention, Now: w.now(),
-			Scan: func(key, content string) []SkippedSecret {
-				// The same string as the request's: the comparison is a
-				// pointer check, not a second hash of the content.
-				if found, ok := scanned[key]; ok && found.content == content {
-					return found.findings // scanned before the lock, or by the empty-space plan
-				}
-				findings := w.scan(org, key, content)
-				scanned[key] = scanResult{content: content, findings: findings}
-				return findings
-			}}
-		return Plan(req, in)
+		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention,
+			Now: w.now(), Scan: sc.lookup}
+		changes, r, err := Plan(req, in)
+		if err == nil && len(sc.missing) > 0 {
+			return nil, r, errRescan
+		}
+		return changes, r, err
 	}
 	if space.ID == 0 {
-		changes, res, err := plan(space, map[string]Entry{}, nil)
+		changes, r, err := plan(space, map[string]Entry{}, nil)
 		if err != nil || len(changes) == 0 {
-			res.Space = space
-			return res, err
+			r.Space = space
+			return r, err
 		}
-		if space, err = ensure(ctx); err != nil {
+		if repo, space, err = w.ensure(ctx, p, call, repo); err != nil {
 			return WriteResult{}, err
 		}
 	}
-	var res WriteResult
-	head, err := w.Store.SpaceApply(ctx, org.ID, space.ID, actor, func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
-		changes, r, err := plan(s, heads, current)
-		res = r
-		return changes, err
-	})
-	res.Space = head
-	return res, err
+	for round := 1; ; round++ {
+		announced := false
+		head, err := w.Store.SpaceApply(ctx, p.Org.ID, space.ID, ApplyParams{
+			Actor: Actor{UserID: p.User.ID, ClientID: call.ClientID},
+			Plan: func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
+				changes, r, err := plan(s, heads, current)
+				res = r
+				return changes, err
+			},
+			Audit: func() []AuditEvent { return auditOf(call, res) },
+			Announce: func(head Space) (Announcement, bool) {
+				a, ok := w.Env.Announcement(call.Repo, head)
+				announced = ok && w.Store.CanAnnounce()
+				return a, ok
+			},
+		})
+		switch {
+		case errors.Is(err, errRescan) && round < maxScanRounds:
+			sc.rescan() // outside the lock, then plan again
+			continue
+		case errors.Is(err, errRescan):
+			return WriteResult{}, Errorf(EUnavailable, "the space keeps changing under this write; try again")
+		}
+		res.Space = head
+		if err == nil && !res.Noop() {
+			w.Env.Committed(ctx, call, repo, head, announced)
+		}
+		return res, err
+	}
 }
 
-// PreScanBytes is the largest request whose upserts Write scans for secrets
-// before taking the space's write lock.
-const PreScanBytes = 64 << 10
-
-func upsertBytes(req WriteRequest) int {
-	n := 0
-	for _, u := range req.Upserts {
-		n += len(u.Content)
+// admit authorizes the call and applies the rate limits.
+func (w *Writer) admit(call WriteCall) error {
+	p := call.Principal
+	if err := Authorize(p, ScopeAction(call.Scope, true), true); err != nil {
+		return err
 	}
-	return n
+	if call.Moderate && call.Scope == ScopeTeam {
+		if err := Authorize(p, ActTeamModerate, true); err != nil {
+			return err
+		}
+	}
+	return w.Env.Admit(p)
+}
+
+// checkCall runs the checks that need no stored state and cost in
+// proportion to the request: a request that will be refused is refused
+// before any scan. More upserts than the entry cap can never all land
+// (every one would be live afterwards), so that is refused here too.
+func checkCall(call WriteCall, limits Limits) error {
+	if err := ValidateRepoSlug(call.Repo); err != nil {
+		return err
+	}
+	if !call.Scope.Valid() {
+		return Errorf(EInvalid, "scope must be team or personal")
+	}
+	if err := ValidateWrite(call.Request, limits); err != nil {
+		return err
+	}
+	if n := len(call.Request.Upserts); n > limits.MaxEntries {
+		return TooManyEntries(limits.MaxEntries, n)
+	}
+	return nil
+}
+
+// ensure creates the call's repo and space, which a plan against the empty
+// space found something to commit to.
+func (w *Writer) ensure(ctx context.Context, p Principal, call WriteCall, repo Repo) (Repo, Space, error) {
+	repo, err := w.Store.RepoEnsure(ctx, p.Org.ID, call.Repo)
+	if err != nil {
+		return repo, Space{}, err
+	}
+	ref := SpaceRef{RepoID: repo.ID, Scope: call.Scope}
+	if call.Scope == ScopePersonal {
+		ref.UserID = p.User.ID
+	}
+	space, err := w.Store.SpaceEnsure(ctx, p.Org.ID, ref)
+	return repo, space, err
+}
+
+// auditOf lists the events that commit with a write: the call's own and,
+// when the secret policy left entries out, which rules found them.
+func auditOf(call WriteCall, res WriteResult) []AuditEvent {
+	events := make([]AuditEvent, 0, len(call.Audit)+1)
+	for _, e := range call.Audit {
+		if e.ActorID == 0 {
+			e.ActorID = call.Principal.User.ID
+		}
+		if e.Repo == "" {
+			e.Repo = call.Repo
+		}
+		events = append(events, e)
+	}
+	if len(res.SkippedSecrets) > 0 {
+		events = append(events, AuditEvent{ActorID: call.Principal.User.ID, Action: "push.secret_skipped", Repo: call.Repo,
+			Details: map[string]any{"api": call.API, "rule_ids": RuleIDs(res.SkippedSecrets)}})
+	}
+	return events
+}
+
+// RuleIDs lists the distinct rule ids of findings, in order of appearance.
+func RuleIDs(found []SkippedSecret) []string {
+	seen := map[string]bool{}
+	ids := []string{}
+	for _, f := range found {
+		if !seen[f.RuleID] {
+			seen[f.RuleID] = true
+			ids = append(ids, f.RuleID)
+		}
+	}
+	return ids
 }
 
 func (w *Writer) now() time.Time {
@@ -97,16 +230,4 @@ func (w *Writer) now() time.Time {
 		return w.Now()
 	}
 	return time.Now()
-}
-
-type scanResult struct {
-	content  string // what was scanned
-	findings []SkippedSecret
-}
-
-func (w *Writer) scan(org Org, key, content string) []SkippedSecret {
-	if w.Scanner == nil {
-		return nil
-	}
-	return w.Scanner.ScanEntry(org, key, content)
 }

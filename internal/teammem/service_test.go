@@ -60,19 +60,21 @@ func TestWriterScansOnlyWhatMatters(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := &keyScanner{}
-	w := &teammem.Writer{Store: db, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
+	w := &teammem.Writer{Store: db, Env: storeEnv{db}, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
+	owner := teammem.Principal{Org: org, User: teammem.User{Role: teammem.RoleOwner}}
 	write := func(upserts ...teammem.Upsert) teammem.WriteResult {
 		t.Helper()
-		res, err := w.Write(ctx, org, sp, nil, teammem.Actor{ClientID: "test"}, teammem.WriteRequest{Upserts: upserts})
+		res, err := w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: "o/r", Scope: teammem.ScopeTeam, ClientID: "test",
+			Request: teammem.WriteRequest{Upserts: upserts}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
 	// The stored "SECRET" predates the scanner's rule, as if allowed then.
-	if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.Actor{}, func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return []teammem.EntryChange{{Key: "old.md", Op: teammem.OpWrite, Content: "SECRET from before"}}, nil
-	}); err != nil {
+	}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -96,5 +98,90 @@ func TestWriterScansOnlyWhatMatters(t *testing.T) {
 	res = write(teammem.Upsert{Key: "leak.md", Content: "a SECRET"})
 	if len(res.SkippedSecrets) != 1 || res.SkippedSecrets[0].Path != "leak.md" || len(res.Written) != 0 {
 		t.Errorf("a new secret: written %v, skipped %v", res.Written, res.SkippedSecrets)
+	}
+}
+
+// storeEnv is a WriteEnv straight on a store: no cache, no limits, no
+// broker.
+type storeEnv struct{ st teammem.Store }
+
+func (e storeEnv) FindSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope) (teammem.Repo, teammem.Space, error) {
+	repo, err := e.st.RepoGet(ctx, p.Org.ID, slug)
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		return teammem.Repo{OrgID: p.Org.ID, Slug: slug}, teammem.Space{Scope: scope, Checksum: teammem.EmptySpaceChecksum}, nil
+	} else if err != nil {
+		return repo, teammem.Space{}, err
+	}
+	sp, err := e.st.SpaceGet(ctx, p.Org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: scope})
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		return repo, teammem.Space{Scope: scope, RepoID: repo.ID, Checksum: teammem.EmptySpaceChecksum}, nil
+	}
+	return repo, sp, err
+}
+
+func (storeEnv) Admit(teammem.Principal) error { return nil }
+
+func (storeEnv) Announcement(string, teammem.Space) (teammem.Announcement, bool) {
+	return teammem.Announcement{}, false
+}
+
+func (storeEnv) Committed(context.Context, teammem.WriteCall, teammem.Repo, teammem.Space, bool) {}
+
+func (storeEnv) Observe(context.Context, teammem.WriteCall, teammem.WriteResult, error) {}
+
+// racingScanner changes old.md through the store while the writer scans
+// big.md: between the writer's scan and its lock, so its plan meets content
+// it never scanned.
+type racingScanner struct {
+	keyScanner
+	race func()
+}
+
+func (s *racingScanner) ScanEntry(org teammem.Org, key, content string) []teammem.SkippedSecret {
+	if key == "big.md" && s.race != nil {
+		s.race()
+		s.race = nil
+	}
+	return s.keyScanner.ScanEntry(org, key, content)
+}
+
+// TestWriterRescansOutsideTheLock: an entry the writer took for unchanged
+// changes before the writer locks the space; the writer rolls back, scans it
+// outside the lock and plans again, so the secret in it is still caught.
+func TestWriterRescansOutsideTheLock(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	org, _ := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
+	repo, _ := db.RepoEnsure(ctx, org.ID, "o/r")
+	sp, err := db.SpaceEnsure(ctx, org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(content string) {
+		if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			return []teammem.EntryChange{{Key: "old.md", Op: teammem.OpWrite, Content: content}}, nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a SECRET, stored before the rule existed")
+	sc := &racingScanner{race: func() { put("someone else's edit") }}
+	w := &teammem.Writer{Store: db, Env: storeEnv{db}, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
+	owner := teammem.Principal{Org: org, User: teammem.User{Role: teammem.RoleOwner}}
+	res, err := w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: "o/r", Scope: teammem.ScopeTeam, Request: teammem.WriteRequest{
+		Upserts: []teammem.Upsert{{Key: "old.md", Content: "a SECRET, stored before the rule existed"},
+			{Key: "big.md", Content: strings.Repeat("x", teammem.PreScanBytes)}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.take(); !slices.Equal(got, []string{"big.md", "old.md"}) {
+		t.Errorf("scanned %v, want big.md before the lock and old.md after the race", got)
+	}
+	if len(res.SkippedSecrets) != 1 || res.SkippedSecrets[0].Path != "old.md" || !slices.Equal(res.Written, []string{"big.md"}) {
+		t.Errorf("written %v, skipped %v; want old.md's secret caught", res.Written, res.SkippedSecrets)
 	}
 }

@@ -77,13 +77,19 @@ type Store interface {
 	SpaceList(ctx context.Context) ([]Space, error)
 	// SpaceEnsure returns a space head, creating an empty space when missing.
 	SpaceEnsure(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
-	// SpaceApply runs fn under the space's write lock with its current head
-	// and every entry head (tombstones included, no content) and commits the
-	// changes fn returns as one new version: entries, tombstones, history rows
-	// and the head (checksum from Summarize). No changes → nothing is written
-	// and the head is returned unchanged. Errors from fn abort the transaction
-	// and are returned as they are.
-	SpaceApply(ctx context.Context, orgID, spaceID int64, actor Actor, fn ApplyFunc) (Space, error)
+	// SpaceApply runs p.Plan under the space's write lock with its current
+	// head and every entry head (tombstones included, no content) and
+	// commits the changes it returns as one new version: entries,
+	// tombstones, history rows, the head (checksum from Summarize) and
+	// p.Audit's events, in one transaction, through CommitWrite. No changes
+	// → nothing is written and the head is returned unchanged. Errors from
+	// p.Plan abort the transaction and are returned as they are; ENotFound
+	// when the org has no such space.
+	SpaceApply(ctx context.Context, orgID, spaceID int64, p ApplyParams) (Space, error)
+	// CanAnnounce reports whether SpaceApply sends p.Announce's
+	// notification inside the write's transaction (Postgres NOTIFY). When
+	// it cannot, the caller publishes the change itself after the commit.
+	CanAnnounce() bool
 
 	// SpaceSnapshot returns a space's head and its live entries in key order
 	// as of one point in time (one read transaction), so the head's checksum

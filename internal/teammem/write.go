@@ -18,6 +18,9 @@ type WriteRequest struct {
 	// Restore marks the upserts as restores of old versions: recorded as
 	// OpRestore and exempt from the tombstone rule, since an admin asked.
 	Restore bool
+	// DeleteAll deletes every entry live when the write takes the space's
+	// lock (deleting a space), besides Deletes.
+	DeleteAll bool
 }
 
 // Upsert writes one entry. Base, when not nil, is the checksum the writer
@@ -180,7 +183,17 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 		return nil, WriteResult{}, Errorf(ESecretDetected, "%d entries contain secrets; nothing was written", countPaths(rejected)).
 			WithDetails(map[string]any{"error_code": "team_memory_secret_detected", "skippedSecrets": rejected})
 	}
-	for _, d := range req.Deletes {
+	deletes := req.Deletes
+	if req.DeleteAll {
+		deletes = nil
+		for k, h := range in.Heads {
+			if !h.Deleted {
+				deletes = append(deletes, Delete{Key: k})
+			}
+		}
+		sort.Slice(deletes, func(i, j int) bool { return deletes[i].Key < deletes[j].Key })
+	}
+	for _, d := range deletes {
 		if head, ok := in.Heads[d.Key]; ok && !head.Deleted {
 			changes = append(changes, EntryChange{Key: d.Key, Op: OpDelete})
 			res.Deleted = append(res.Deleted, d.Key)

@@ -46,10 +46,10 @@ type ConflictDetails struct {
 
 // Reasons a request was refused with 403, in ForbiddenDetails.Reason.
 const (
-	ForbiddenReadOnly     = "read_only_key" // the key may only read and the request writes
-	ForbiddenRole         = "role"          // the user's role is below what the action needs
-	ForbiddenUserDisabled = "user_disabled" // the key's user is disabled
-	ForbiddenOrgDisabled  = "org_disabled"  // the key's organization is disabled
+	ForbiddenReadOnly     = teammem.ForbiddenReadOnly     // the key may only read and the request writes
+	ForbiddenRole         = teammem.ForbiddenRole         // the user's role is below what the action needs
+	ForbiddenUserDisabled = teammem.ForbiddenUserDisabled // the key's user is disabled
+	ForbiddenOrgDisabled  = teammem.ForbiddenOrgDisabled  // the key's organization is disabled
 )
 
 // ForbiddenDetails are the details of a 403 refusing an API key, so a

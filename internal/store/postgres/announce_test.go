@@ -31,13 +31,17 @@ func TestApplyAnnouncesInTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	announce := teammem.WithAnnouncer(ctx, func(head teammem.Space) (teammem.Announcement, bool) {
+	if !db.CanAnnounce() {
+		t.Fatal("the Postgres store does not declare in-transaction announcements")
+	}
+	announce := func(head teammem.Space) (teammem.Announcement, bool) {
 		return teammem.Announcement{Channel: "test_announce", Payload: head.Checksum}, true
-	})
+	}
 	apply := func(fail error) (teammem.Space, error) {
-		return db.SpaceApply(announce, org.ID, sp.ID, teammem.Actor{}, func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
-			return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, fail
-		})
+		return db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Announce: announce,
+			Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+				return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, fail
+			}})
 	}
 	next := func() (string, bool) {
 		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)

@@ -11,20 +11,29 @@ import (
 
 // AuditAppend adds an event to an org's audit log.
 func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent) error {
-	details := []byte("{}")
-	if e.Details != nil {
-		var err error
-		if details, err = json.Marshal(e.Details); err != nil {
-			return err
-		}
+	details, err := auditDetails(e)
+	if err != nil {
+		return err
 	}
 	at := e.CreatedAt
 	if at.IsZero() {
 		at = now()
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, orgID, nullID(e.ActorID), e.Action, e.Repo, e.Target, string(details), at)
+	_, err = db.pool.Exec(ctx, insertAuditSQL, orgID, nullID(e.ActorID), e.Action, e.Repo, e.Target, details, at)
 	return interpret(err)
+}
+
+const insertAuditSQL = `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`
+
+// auditDetails encodes an event's details as stored: a JSON object, "{}"
+// when there are none.
+func auditDetails(e teammem.AuditEvent) (string, error) {
+	if e.Details == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(e.Details)
+	return string(b), err
 }
 
 // AuditList pages an org's audit log, newest first. Zero filter fields match

@@ -231,14 +231,13 @@ func explainExercise(t *testing.T, db *postgres.DB, f explainFixture) {
 	must("SpaceEnsure", err)
 	_, err = db.SpaceList(ctx)
 	must("SpaceList", err)
-	_, err = db.SpaceApply(ctx, f.org, f.space, teammem.Actor{UserID: f.user, ClientID: "explain"},
-		func(_ teammem.Space, _ map[string]teammem.Entry, current func(string) (string, error)) ([]teammem.EntryChange, error) {
-			if _, err := current(f.entryKey); err != nil {
-				return nil, err
-			}
-			return []teammem.EntryChange{{Key: "notes/new.md", Op: teammem.OpWrite, Content: "new"},
-				{Key: "notes/topic-4.md", Op: teammem.OpDelete}}, nil
-		})
+	_, err = db.SpaceApply(ctx, f.org, f.space, teammem.ApplyParams{Actor: teammem.Actor{UserID: f.user, ClientID: "explain"}, Plan: func(_ teammem.Space, _ map[string]teammem.Entry, current func(string) (string, error)) ([]teammem.EntryChange, error) {
+		if _, err := current(f.entryKey); err != nil {
+			return nil, err
+		}
+		return []teammem.EntryChange{{Key: "notes/new.md", Op: teammem.OpWrite, Content: "new"},
+			{Key: "notes/topic-4.md", Op: teammem.OpDelete}}, nil
+	}})
 	must("SpaceApply", err)
 
 	_, err = db.EntriesList(ctx, f.org, f.space, false)

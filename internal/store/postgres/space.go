@@ -78,141 +78,140 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 	return db.SpaceGet(ctx, orgID, ref)
 }
 
-// SpaceApply runs fn under the space's write lock and commits its changes.
-// The lock is the space row's, taken with SELECT ... FOR UPDATE: writers to
-// one space queue on it across every replica, writers to others never wait.
+// CanAnnounce reports true: a NOTIFY inside the write's transaction is
+// delivered at commit, and only then.
+func (db *DB) CanAnnounce() bool { return true }
+
+// SpaceApply runs teammem.CommitWrite under the space's write lock: the
+// space row's, taken with SELECT ... FOR UPDATE. Writers to one space queue
+// on it across every replica; writers to others never wait.
 //
 // A write is three round trips when the space's heads are cached: BEGIN
-// and the locking SELECT in one pipeline, the writes and the announcement in
-// another, then COMMIT; any failure rolls the transaction back.
-func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (space teammem.Space, err error) {
+// and the locking SELECT in one pipeline, the writes, audit rows and the
+// announcement in another, then COMMIT; any failure rolls the transaction
+// back.
+func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, p teammem.ApplyParams) (teammem.Space, error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
-		return space, interpret(err)
+		return teammem.Space{}, interpret(err)
 	}
 	// The pool drops a connection given back inside a transaction, so one
 	// whose ROLLBACK failed is never reused.
 	defer conn.Release()
-	open := false // a transaction is open on conn
+	w := &writeTx{conn: conn, orgID: orgID, spaceID: spaceID, batch: &pgx.Batch{}}
 	defer func() {
-		if open {
+		if w.open {
 			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		}
 	}()
+	return teammem.CommitWrite(ctx, w, db.heads, true, p)
+}
+
+// writeTx is the SQL of one Postgres write. Reads go out at once; writes
+// are queued in one batch that Commit sends before COMMIT, naming the
+// statement that failed.
+type writeTx struct {
+	conn           *pgxpool.Conn
+	orgID, spaceID int64
+	open           bool // a transaction is open on conn
+	batch          *pgx.Batch
+	what           []string // what each queued statement does, for errors
+}
+
+func (w *writeTx) queue(what, sql string, args ...any) {
+	w.batch.Queue(sql, args...)
+	w.what = append(w.what, what)
+}
+
+func (w *writeTx) LockSpace(ctx context.Context) (teammem.Space, error) {
 	begin := &pgx.Batch{}
 	begin.Queue("BEGIN")
-	begin.Queue(`SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, spaceID)
-	br := conn.SendBatch(ctx, begin)
-	if _, err = br.Exec(); err == nil {
-		open = true
+	begin.Queue(`SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, w.orgID, w.spaceID)
+	br := w.conn.SendBatch(ctx, begin)
+	var space teammem.Space
+	_, err := br.Exec()
+	if err == nil {
+		w.open = true
 		space, err = scanSpace(br.QueryRow())
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return space, interpret(err)
-	}
-	// Read committed: this statement starts after the lock was granted, so
-	// it sees every change the previous holder committed.
-	heads, cached := db.heads.Get(space)
-	if !cached {
-		if heads, err = entryHeads(ctx, conn, orgID, spaceID); err != nil {
-			return space, err
-		}
-	}
-	current := func(key string) (string, error) {
-		var content string
-		err := conn.QueryRow(ctx, `SELECT content FROM entries WHERE org_id = $1 AND space_id = $2 AND key = $3 AND NOT deleted`,
-			orgID, spaceID, key).Scan(&content)
-		return content, interpret(err)
-	}
-	changes, err := fn(space, heads, current)
-	if err != nil || len(changes) == 0 {
-		if err == nil && !cached {
-			db.heads.Put(space, heads)
-		}
-		return space, err
-	}
-	at := now()
-	next := space
-	next.Version, next.UpdatedAt = space.Version+1, at
-	newHeads := teammem.ApplyChanges(heads, changes, next.Version, actor, at)
-	next.Checksum, next.EntryCount, next.TotalBytes = teammem.Summarize(newHeads)
-	b := writeBatch(next, actor, changes, newHeads)
-	announced := false
-	if announce := teammem.AnnouncerFrom(ctx); announce != nil {
-		// NOTIFY inside the transaction is delivered at commit, and only
-		// then: one round trip fewer than a NOTIFY of its own, and no
-		// committed write that the other replicas never hear of.
-		if a, ok := announce(next); ok {
-			b.Queue(`SELECT pg_notify($1, $2)`, a.Channel, a.Payload)
-			announced = true
-		}
-	}
-	if err := sendWrites(ctx, conn, b, changes, announced); err != nil {
-		return space, err
-	}
-	if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
-		// The commit may or may not have happened: forget the space.
-		db.heads.Drop(spaceID)
-		return space, interpret(err)
-	}
-	open = false
-	db.heads.Put(next, newHeads)
-	return next, nil
+	return space, interpret(err)
 }
 
-// writeBatch queues, for each change, the entry upsert and its history row,
-// then the new head: one round trip whatever the number of changes.
-func writeBatch(next teammem.Space, actor teammem.Actor, changes []teammem.EntryChange, heads map[string]teammem.Entry) *pgx.Batch {
-	b := &pgx.Batch{}
+// EntryHeads reads under read committed, after the lock was granted, so it
+// sees every change the previous holder committed.
+func (w *writeTx) EntryHeads(ctx context.Context) (map[string]teammem.Entry, error) {
+	return entryHeads(ctx, w.conn, w.orgID, w.spaceID)
+}
+
+func (w *writeTx) Content(ctx context.Context, key string) (string, error) {
+	var content string
+	err := w.conn.QueryRow(ctx, `SELECT content FROM entries WHERE org_id = $1 AND space_id = $2 AND key = $3 AND NOT deleted`,
+		w.orgID, w.spaceID, key).Scan(&content)
+	return content, interpret(err)
+}
+
+func (w *writeTx) PutEntry(_ context.Context, c teammem.EntryChange, h teammem.Entry, next teammem.Space, actor teammem.Actor) error {
 	author := nullID(actor.UserID)
-	for _, c := range changes {
-		h := heads[c.Key]
-		var content *string // NULL for a tombstone
-		if c.Op != teammem.OpDelete {
-			content = &c.Content
-		}
-		b.Queue(`INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at)
+	var content *string // NULL for a tombstone
+	if c.Op != teammem.OpDelete {
+		content = &c.Content
+	}
+	w.queue("write entry "+strconvQuote(c.Key), `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 			ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 				version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
 				client_id = excluded.client_id, updated_at = excluded.updated_at`,
-			next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt)
-		b.Queue(`INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
+		next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt)
+	w.queue("record version of "+strconvQuote(c.Key), `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			next.OrgID, next.ID, c.Key, next.Version, string(c.Op), h.Checksum, h.Size, content, author, actor.ClientID, next.UpdatedAt)
-	}
-	b.Queue(`UPDATE spaces SET version = $1, checksum = $2, entry_count = $3, total_bytes = $4, updated_at = $5
-		WHERE org_id = $6 AND id = $7`, next.Version, next.Checksum, next.EntryCount, next.TotalBytes, next.UpdatedAt, next.OrgID, next.ID)
-	return b
+		next.OrgID, next.ID, c.Key, next.Version, string(c.Op), h.Checksum, h.Size, content, author, actor.ClientID, next.UpdatedAt)
+	return nil
 }
 
-// sendWrites sends the batch writeBatch built, plus the announcement when
-// announced, and reads its results in order, naming the entry whose
-// statement failed.
-func sendWrites(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, changes []teammem.EntryChange, announced bool) error {
-	br := conn.SendBatch(ctx, b)
-	defer br.Close()
-	for _, c := range changes {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("write entry %q: %w", c.Key, interpret(err))
-		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("record version of %q: %w", c.Key, interpret(err))
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("update space head: %w", interpret(err))
-	}
-	if announced {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("announce the write: %w", interpret(err))
-		}
-	}
-	return interpret(br.Close())
+func (w *writeTx) PutHead(_ context.Context, next teammem.Space) error {
+	w.queue("update space head", `UPDATE spaces SET version = $1, checksum = $2, entry_count = $3, total_bytes = $4, updated_at = $5
+		WHERE org_id = $6 AND id = $7`, next.Version, next.Checksum, next.EntryCount, next.TotalBytes, next.UpdatedAt, next.OrgID, next.ID)
+	return nil
 }
+
+func (w *writeTx) PutAudit(_ context.Context, e teammem.AuditEvent) error {
+	details, err := auditDetails(e)
+	if err != nil {
+		return err
+	}
+	w.queue("record audit event "+e.Action, insertAuditSQL, w.orgID, nullID(e.ActorID), e.Action, e.Repo, e.Target, details, e.CreatedAt)
+	return nil
+}
+
+// Announce queues a NOTIFY: one round trip fewer than a NOTIFY of its own,
+// and no committed write that the other replicas never hear of.
+func (w *writeTx) Announce(_ context.Context, a teammem.Announcement) error {
+	w.queue("announce the write", `SELECT pg_notify($1, $2)`, a.Channel, a.Payload)
+	return nil
+}
+
+func (w *writeTx) Commit(ctx context.Context) error {
+	br := w.conn.SendBatch(ctx, w.batch)
+	for _, what := range w.what {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return fmt.Errorf("%s: %w", what, interpret(err))
+		}
+	}
+	if err := br.Close(); err != nil {
+		return interpret(err)
+	}
+	if _, err := w.conn.Exec(ctx, "COMMIT"); err != nil {
+		return interpret(err)
+	}
+	w.open = false
+	return nil
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
 // TombstonesPurge deletes tombstones last changed before cutoff and advances
 // each touched space's PurgedThrough. It first locks the spaces concerned, in

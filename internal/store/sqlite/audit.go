@@ -10,20 +10,27 @@ import (
 
 // AuditAppend adds an event to an org's audit log.
 func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent) error {
-	details, err := json.Marshal(e.Details)
+	details, err := auditDetails(e)
 	if err != nil {
 		return err
-	}
-	if e.Details == nil {
-		details = []byte("{}")
 	}
 	at := e.CreatedAt
 	if at.IsZero() {
 		at = now()
 	}
-	_, err = db.w.ExecContext(ctx, `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, orgID, sql.NullInt64{Int64: e.ActorID, Valid: e.ActorID != 0}, e.Action, e.Repo, e.Target, string(details), micros(at))
+	_, err = db.w.ExecContext(ctx, insertAuditSQL, orgID, sql.NullInt64{Int64: e.ActorID, Valid: e.ActorID != 0}, e.Action, e.Repo, e.Target,
+		details, micros(at))
 	return interpret(err)
+}
+
+// auditDetails encodes an event's details as stored: a JSON object, "{}"
+// when there are none.
+func auditDetails(e teammem.AuditEvent) (string, error) {
+	if e.Details == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(e.Details)
+	return string(b), err
 }
 
 // AuditList pages an org's audit log, newest first.

@@ -166,3 +166,16 @@ func (db *DB) SpaceSnapshot(ctx context.Context, orgID, spaceID int64, withConte
 	entries, err := collectEntries(rows, err, withContent)
 	return sp, entries, err
 }
+
+// stmtQuerier runs queries through statements prep prepares (or has).
+type stmtQuerier struct {
+	prep func(query string) (*sql.Stmt, error)
+}
+
+func (q stmtQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := q.prep(query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}

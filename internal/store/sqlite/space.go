@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -82,27 +81,21 @@ const (
 		WHERE org_id = ? AND id = ?`
 )
 
-var writeQueries = []string{selectSpaceSQL, headsSQL, currentContentSQL, upsertEntrySQL, insertVersionSQL, updateHeadSQL}
+const insertAuditSQL = `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-// stmtQuerier runs queries through prepared statements of a transaction.
-type stmtQuerier struct {
-	prep func(query string) (*sql.Stmt, error)
-}
+var writeQueries = []string{selectSpaceSQL, headsSQL, currentContentSQL, upsertEntrySQL, insertVersionSQL, updateHeadSQL, insertAuditSQL}
 
-func (q stmtQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := q.prep(query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
+// CanAnnounce reports false: SQLite serves one process, whose broker
+// publishes after the commit.
+func (db *DB) CanAnnounce() bool { return false }
 
-// SpaceApply runs fn under the space's write lock and commits its changes.
-// The writer connection's IMMEDIATE transaction is the lock.
-func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teammem.Actor, fn teammem.ApplyFunc) (teammem.Space, error) {
+// SpaceApply runs teammem.CommitWrite under the space's write lock: the
+// writer connection's IMMEDIATE transaction, which every write of every
+// org shares. That is why nothing slow (no secret scan) may run inside it.
+func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, p teammem.ApplyParams) (teammem.Space, error) {
 	// Prepare before BEGIN: the writer pool has one connection, which the
 	// transaction then holds.
-	stmts := map[string]*sql.Stmt{}
+	stmts := make(map[string]*sql.Stmt, len(writeQueries))
 	for _, q := range writeQueries {
 		st, err := db.stmt(ctx, db.w, q)
 		if err != nil {
@@ -115,73 +108,74 @@ func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, actor teamme
 		return teammem.Space{}, interpret(err)
 	}
 	defer tx.Rollback()
-	prep := func(query string) (*sql.Stmt, error) {
-		st, ok := stmts[query]
-		if !ok {
-			return nil, fmt.Errorf("statement not prepared: %s", query)
-		}
-		return tx.StmtContext(ctx, st), nil
-	}
-	st, _ := prep(selectSpaceSQL)
-	space, err := scanSpace(st.QueryRowContext(ctx, orgID, spaceID))
-	if err != nil {
-		return space, err
-	}
-	heads, cached := db.heads.Get(space)
-	if !cached {
-		if heads, err = entryHeads(ctx, stmtQuerier{prep}, orgID, spaceID); err != nil {
-			return space, err
-		}
-	}
-	current := func(key string) (string, error) {
-		st, _ := prep(currentContentSQL)
-		var content string
-		err := st.QueryRowContext(ctx, spaceID, key).Scan(&content)
-		return content, interpret(err)
-	}
-	upsert, _ := prep(upsertEntrySQL)
-	record, _ := prep(insertVersionSQL)
-	head, _ := prep(updateHeadSQL)
-	changes, err := fn(space, heads, current)
-	if err != nil || len(changes) == 0 {
-		if err == nil && !cached {
-			db.heads.Put(space, heads)
-		}
-		return space, err
-	}
-	at := now()
-	version := space.Version + 1
-	newHeads := teammem.ApplyChanges(heads, changes, version, actor, at)
-	author := sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
-	for _, c := range changes {
-		h := newHeads[c.Key]
-		var content sql.NullString
-		if c.Op != teammem.OpDelete {
-			content = sql.NullString{String: c.Content, Valid: true}
-		}
-		if _, err := upsert.ExecContext(ctx,
-			orgID, spaceID, c.Key, content, h.Checksum, h.Size, version, h.Deleted, author, actor.ClientID, micros(at)); err != nil {
-			return space, fmt.Errorf("write entry %q: %w", c.Key, interpret(err))
-		}
-		if _, err := record.ExecContext(ctx,
-			orgID, spaceID, c.Key, version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, micros(at)); err != nil {
-			return space, fmt.Errorf("record version of %q: %w", c.Key, interpret(err))
-		}
-	}
-	space.Version = version
-	space.Checksum, space.EntryCount, space.TotalBytes = teammem.Summarize(newHeads)
-	space.UpdatedAt = at
-	if _, err := head.ExecContext(ctx, space.Version, space.Checksum, space.EntryCount, space.TotalBytes, micros(at), orgID, spaceID); err != nil {
-		return space, interpret(err)
-	}
-	if err := tx.Commit(); err != nil {
-		// The commit may or may not have happened: forget the space.
-		db.heads.Drop(spaceID)
-		return space, interpret(err)
-	}
-	db.heads.Put(space, newHeads)
-	return space, nil
+	return teammem.CommitWrite(ctx, &writeTx{tx: tx, stmts: stmts, orgID: orgID, spaceID: spaceID}, db.heads, false, p)
 }
+
+// writeTx is the SQL of one SQLite write, through statements prepared once
+// on the writer connection.
+type writeTx struct {
+	tx             *sql.Tx
+	stmts          map[string]*sql.Stmt
+	orgID, spaceID int64
+}
+
+func (w *writeTx) stmt(ctx context.Context, query string) *sql.Stmt {
+	return w.tx.StmtContext(ctx, w.stmts[query])
+}
+
+func (w *writeTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return w.stmt(ctx, query).QueryContext(ctx, args...)
+}
+
+func (w *writeTx) LockSpace(ctx context.Context) (teammem.Space, error) {
+	return scanSpace(w.stmt(ctx, selectSpaceSQL).QueryRowContext(ctx, w.orgID, w.spaceID))
+}
+
+func (w *writeTx) EntryHeads(ctx context.Context) (map[string]teammem.Entry, error) {
+	return entryHeads(ctx, w, w.orgID, w.spaceID)
+}
+
+func (w *writeTx) Content(ctx context.Context, key string) (string, error) {
+	var content string
+	err := w.stmt(ctx, currentContentSQL).QueryRowContext(ctx, w.spaceID, key).Scan(&content)
+	return content, interpret(err)
+}
+
+func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem.Entry, head teammem.Space, actor teammem.Actor) error {
+	var content sql.NullString
+	if c.Op != teammem.OpDelete {
+		content = sql.NullString{String: c.Content, Valid: true}
+	}
+	author := sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
+	at := micros(head.UpdatedAt)
+	if _, err := w.stmt(ctx, upsertEntrySQL).ExecContext(ctx,
+		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at); err != nil {
+		return interpret(err)
+	}
+	_, err := w.stmt(ctx, insertVersionSQL).ExecContext(ctx,
+		w.orgID, w.spaceID, c.Key, head.Version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, at)
+	return interpret(err)
+}
+
+func (w *writeTx) PutHead(ctx context.Context, head teammem.Space) error {
+	_, err := w.stmt(ctx, updateHeadSQL).ExecContext(ctx, head.Version, head.Checksum, head.EntryCount, head.TotalBytes,
+		micros(head.UpdatedAt), w.orgID, w.spaceID)
+	return interpret(err)
+}
+
+func (w *writeTx) PutAudit(ctx context.Context, e teammem.AuditEvent) error {
+	details, err := auditDetails(e)
+	if err != nil {
+		return err
+	}
+	_, err = w.stmt(ctx, insertAuditSQL).ExecContext(ctx, w.orgID, sql.NullInt64{Int64: e.ActorID, Valid: e.ActorID != 0},
+		e.Action, e.Repo, e.Target, details, micros(e.CreatedAt))
+	return interpret(err)
+}
+
+func (w *writeTx) Announce(context.Context, teammem.Announcement) error { return nil }
+
+func (w *writeTx) Commit(context.Context) error { return interpret(w.tx.Commit()) }
 
 // TombstonesPurge deletes tombstones last changed before cutoff.
 func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error) {

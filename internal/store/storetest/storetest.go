@@ -41,6 +41,7 @@ func Run(t *testing.T, open Opener) {
 		"PlanThroughApply":    testPlanThroughApply,
 		"PersonalSpacesSplit": testPersonalSpacesSplit,
 		"OrgEditConcurrent":   testOrgEditConcurrent,
+		"AuditInTransaction":  testAuditInTransaction,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
@@ -105,10 +106,9 @@ func (b *bundle) space(t *testing.T, slug string) teammem.Space {
 // apply commits changes unconditionally.
 func (b *bundle) apply(t *testing.T, sp teammem.Space, changes ...teammem.EntryChange) teammem.Space {
 	t.Helper()
-	return must[teammem.Space](t)(b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
-		func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
-			return changes, nil
-		}))
+	return must[teammem.Space](t)(b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+		return changes, nil
+	}}))
 }
 
 func write(key, content string) teammem.EntryChange {
@@ -410,7 +410,7 @@ func testApplyError(t *testing.T, b *bundle) {
 	sp := b.space(t, "o/r")
 	sp = b.apply(t, sp, write("a.md", "x"))
 	boom := teammem.Errorf(teammem.EConflict, "boom")
-	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{}, func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
 		if s.Version != 1 || len(heads) != 1 || heads["a.md"].Checksum != teammem.EntryChecksum("x") {
 			t.Errorf("fn saw space %+v heads %+v", s, heads)
 		}
@@ -421,14 +421,14 @@ func testApplyError(t *testing.T, b *bundle) {
 			t.Errorf("current(missing) err = %v", err)
 		}
 		return []teammem.EntryChange{write("b.md", "y")}, boom
-	})
+	}})
 	if err != boom {
 		t.Fatalf("SpaceApply error = %v, want the fn's error", err)
 	}
 	if list := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, sp.ID, false)); len(list) != 1 {
 		t.Fatalf("failed apply wrote: %+v", list)
 	}
-	_, err = b.store.SpaceApply(b.ctx, b.org.ID, 999999, teammem.Actor{}, nil)
+	_, err = b.store.SpaceApply(b.ctx, b.org.ID, 999999, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: nil})
 	wantCode(t, err, teammem.ENotFound)
 }
 
@@ -554,9 +554,9 @@ func testTenantIsolation(t *testing.T, b *bundle) {
 	if h, err := b.store.EntryHistory(b.ctx, other.ID, sp.ID, "a.md"); err != nil || len(h) != 0 {
 		t.Fatalf("EntryHistory across orgs = %+v, %v", h, err)
 	}
-	_, err := b.store.SpaceApply(b.ctx, other.ID, sp.ID, teammem.Actor{}, func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err := b.store.SpaceApply(b.ctx, other.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return []teammem.EntryChange{write("x.md", "x")}, nil
-	})
+	}})
 	wantCode(t, err, teammem.ENotFound)
 	if _, err := b.store.UserGet(b.ctx, other.ID, b.owner.ID); teammem.ErrorCode(err) != teammem.ENotFound {
 		t.Fatalf("UserGet across orgs: %v", err)
@@ -583,13 +583,12 @@ func testConcurrentApply(t *testing.T, b *bundle) {
 			defer wg.Done()
 			for i := range each {
 				key := fmt.Sprintf("w%d/%d.md", w, i)
-				_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{UserID: b.member.ID},
-					func(s teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
-						if len(heads) != s.EntryCount {
-							return nil, fmt.Errorf("heads %d != count %d: not isolated", len(heads), s.EntryCount)
-						}
-						return []teammem.EntryChange{write(key, key)}, nil
-					})
+				_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.member.ID}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
+					if len(heads) != s.EntryCount {
+						return nil, fmt.Errorf("heads %d != count %d: not isolated", len(heads), s.EntryCount)
+					}
+					return []teammem.EntryChange{write(key, key)}, nil
+				}})
 				errs <- err
 			}
 		}()
@@ -615,11 +614,11 @@ func testPlanThroughApply(t *testing.T, b *bundle) {
 	sp = b.apply(t, sp, write("a.md", "theirs"))
 	stale := teammem.EntryChecksum("base")
 	req := teammem.WriteRequest{Upserts: []teammem.Upsert{{Key: "a.md", Content: "mine", Base: &stale}}}
-	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{}, func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
 		ch, _, err := teammem.Plan(req, teammem.PlanInput{Space: s, Heads: heads, Current: cur,
 			Limits: teammem.Limits{MaxEntries: 10, MaxEntryBytes: 100}, Now: time.Now()})
 		return ch, err
-	})
+	}})
 	wantCode(t, err, teammem.EConflict)
 	conflicts := teammem.ErrorDetails(err)["conflicts"].([]teammem.Conflict)
 	if len(conflicts) != 1 || conflicts[0].Content != "theirs" || conflicts[0].Checksum != teammem.EntryChecksum("theirs") {
@@ -657,18 +656,17 @@ func RunShared(t *testing.T, open PairOpener) {
 func (b *bundle) headsApply(t *testing.T, s teammem.Store, sp teammem.Space, changes ...teammem.EntryChange) (map[string]teammem.Entry, teammem.Space) {
 	t.Helper()
 	var seen map[string]teammem.Entry
-	got, err := s.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
-		func(_ teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
-			seen = maps.Clone(heads)
-			fresh, err := b.store.EntryHeads(b.ctx, b.org.ID, sp.ID)
-			if err != nil {
-				return nil, err
-			}
-			if !sameHeads(heads, fresh) {
-				t.Errorf("heads given to the write = %v\nthe database holds %v", heads, fresh)
-			}
-			return changes, nil
-		})
+	got, err := s.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"}, Plan: func(_ teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
+		seen = maps.Clone(heads)
+		fresh, err := b.store.EntryHeads(b.ctx, b.org.ID, sp.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !sameHeads(heads, fresh) {
+			t.Errorf("heads given to the write = %v\nthe database holds %v", heads, fresh)
+		}
+		return changes, nil
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -743,4 +741,33 @@ func testOrgEditConcurrent(t *testing.T, b *bundle) {
 	}
 	_, err = b.store.OrgEdit(b.ctx, 999999, func(o teammem.Org) (teammem.OrgUpdateParams, error) { return teammem.OrgUpdateParams{}, nil })
 	wantCode(t, err, teammem.ENotFound)
+}
+
+// testAuditInTransaction: a write's audit events commit with its changes,
+// and a write that rolls back (an error from the plan) leaves none.
+func testAuditInTransaction(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	event := func() []teammem.AuditEvent {
+		return []teammem.AuditEvent{{ActorID: b.owner.ID, Action: "test.write", Repo: "o/r", Target: "a.md"}}
+	}
+	refused := teammem.Errorf(teammem.EConflict, "refused")
+	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Audit: event,
+		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, refused
+		}})
+	wantCode(t, err, teammem.EConflict)
+	if got := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{Action: "test.write"})); len(got) != 0 {
+		t.Fatalf("a refused write left audit rows: %+v", got)
+	}
+	b.apply(t, sp) // no changes: no audit either
+	if _, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Audit: event, Actor: teammem.Actor{UserID: b.owner.ID},
+		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	got := must[[]teammem.AuditEvent](t)(b.store.AuditList(b.ctx, b.org.ID, teammem.AuditFilter{Action: "test.write"}))
+	if len(got) != 1 || got[0].Target != "a.md" || got[0].Actor != "alice" {
+		t.Fatalf("audit rows after the write: %+v", got)
+	}
 }

@@ -1,0 +1,122 @@
+package teammem
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// ApplyParams is one SpaceApply: who writes, the plan to run under the
+// space's lock, and what commits with the changes.
+type ApplyParams struct {
+	Actor Actor
+	// Plan decides the changes under the lock (see ApplyFunc).
+	Plan ApplyFunc
+	// Audit, when set, is called once Plan returned changes: its events
+	// commit in the write's own transaction, so the log never records a
+	// write that rolled back nor misses one that committed.
+	Audit func() []AuditEvent
+	// Announce, when set and the store CanAnnounce, names the notification
+	// of the committed head, sent inside the write's transaction (delivered
+	// at commit, and only then).
+	Announce Announcer
+}
+
+// Announcement is a notification a store sends in the same transaction as
+// the write it announces, so that other replicas hear of every committed
+// write and of nothing that was rolled back.
+type Announcement struct {
+	Channel string
+	Payload string
+}
+
+// Announcer returns the announcement of a space's newly committed head, or
+// false when there is none to send.
+type Announcer func(head Space) (Announcement, bool)
+
+// WriteTx is the SQL of one write transaction, which a driver supplies and
+// CommitWrite sequences. Methods return teammem errors (the driver has
+// interpreted its own); the Put methods may queue their statement until
+// Commit, so an error can surface there instead.
+type WriteTx interface {
+	// LockSpace takes the space's write lock and returns its head
+	// (ENotFound when the org has no such space).
+	LockSpace(ctx context.Context) (Space, error)
+	// EntryHeads returns every entry head of the space, read under the lock.
+	EntryHeads(ctx context.Context) (map[string]Entry, error)
+	// Content returns a live entry's content, read under the lock.
+	Content(ctx context.Context, key string) (string, error)
+	// PutEntry stores an entry's new state and its history row.
+	PutEntry(ctx context.Context, c EntryChange, h Entry, head Space, actor Actor) error
+	// PutHead stores the space's new head.
+	PutHead(ctx context.Context, head Space) error
+	// PutAudit appends an audit event of the space's org.
+	PutAudit(ctx context.Context, e AuditEvent) error
+	// Announce sends a notification at commit; only called when the store
+	// CanAnnounce.
+	Announce(ctx context.Context, a Announcement) error
+	// Commit commits the transaction.
+	Commit(ctx context.Context) error
+}
+
+// CommitWrite is the one commit sequence every driver runs for SpaceApply:
+// lock the space → read its entry heads (from cache when the head is the
+// one they were cached for) → plan → store each change, the new head and
+// the audit events → announce → commit → cache the new heads. The caller
+// opens tx and rolls it back if CommitWrite returns an error.
+func CommitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce bool, p ApplyParams) (Space, error) {
+	space, err := tx.LockSpace(ctx)
+	if err != nil {
+		return space, err
+	}
+	heads, cached := cache.Get(space)
+	if !cached {
+		if heads, err = tx.EntryHeads(ctx); err != nil {
+			return space, err
+		}
+	}
+	changes, err := p.Plan(space, heads, func(key string) (string, error) { return tx.Content(ctx, key) })
+	if err != nil || len(changes) == 0 {
+		if err == nil && !cached {
+			cache.Put(space, heads)
+		}
+		return space, err
+	}
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	next := space
+	next.Version, next.UpdatedAt = space.Version+1, at
+	newHeads := ApplyChanges(heads, changes, next.Version, p.Actor, at)
+	next.Checksum, next.EntryCount, next.TotalBytes = Summarize(newHeads)
+	for _, c := range changes {
+		if err := tx.PutEntry(ctx, c, newHeads[c.Key], next, p.Actor); err != nil {
+			return space, fmt.Errorf("write entry %q: %w", c.Key, err)
+		}
+	}
+	if err := tx.PutHead(ctx, next); err != nil {
+		return space, fmt.Errorf("update space head: %w", err)
+	}
+	if p.Audit != nil {
+		for _, e := range p.Audit() {
+			if e.CreatedAt.IsZero() {
+				e.CreatedAt = at
+			}
+			if err := tx.PutAudit(ctx, e); err != nil {
+				return space, fmt.Errorf("record audit event %s: %w", e.Action, err)
+			}
+		}
+	}
+	if canAnnounce && p.Announce != nil {
+		if a, ok := p.Announce(next); ok {
+			if err := tx.Announce(ctx, a); err != nil {
+				return space, fmt.Errorf("announce the write: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		// The commit may or may not have happened: forget the space.
+		cache.Drop(space.ID)
+		return space, err
+	}
+	cache.Put(next, newHeads)
+	return next, nil
+}
