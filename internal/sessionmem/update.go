@@ -57,6 +57,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 
 	var d Decision
 	var prevCursor string
+	var noModel error
 	_, err = updateState(o.StateDir, o.SessionID, func(st *State) error {
 		var reason string
 		var err error
@@ -68,9 +69,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		case reason != "":
 			rep = rep.skip(reason, d.Message, nil)
 		case o.Model == nil:
-			err := fmt.Errorf("session-memory needs a model: %w", cmpOr(o.ModelErr, llm.ErrNotConfigured))
-			rep = rep.skip(SkipNoModel, err.Error(), nil)
-			rep.Error = err.Error()
+			noModel = fmt.Errorf("session-memory needs a model: %w", cmpOr(o.ModelErr, llm.ErrNotConfigured))
+			rep = rep.skip(SkipNoModel, noModel.Error(), nil)
+			rep.Error = noModel.Error()
 		default:
 			prevCursor = st.Scan.Cursor
 			if !st.Scan.CursorSeen {
@@ -85,8 +86,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	switch {
 	case err != nil:
 		return rep.failed(err), err
-	case rep.SkipReason == SkipNoModel:
-		return rep, errors.New(rep.Error)
+	case noModel != nil:
+		return rep, noModel
 	case rep.Outcome != OutcomeDue:
 		return rep, nil
 	}
