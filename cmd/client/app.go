@@ -58,7 +58,7 @@ func (a *app) root() *cobra.Command {
 	pf.StringVar(&a.cwd, "cwd", "", "work as if started in this directory")
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON for scripts instead of text")
 	root.AddCommand(a.loginCmd(), a.pullCmd(), a.pushCmd(), a.syncCmd(), a.statusCmd(), a.watchCmd(), a.scanCmd(), a.indexCmd(),
-		a.logCmd(), a.extractCmd(), a.dreamCmd(), a.hookCmd(), a.agentsCmd())
+		a.logCmd(), a.extractCmd(), a.dreamCmd(), a.hookCmd(), a.agentsCmd(), a.sessionMemoryCmd())
 	return root
 }
 

@@ -44,12 +44,14 @@ type statusOutput struct {
 	Reachable  bool          `json:"server_reachable"`
 	ServerNote string        `json:"server_error,omitempty"`
 	Scopes     []scopeStatus `json:"scopes"`
+	// Lifecycle is the memory lifecycle: see status_lifecycle.go.
+	Lifecycle lifecycleStatus `json:"lifecycle"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "Show paths, repo, server, last syncs, pending changes, suppression and checksum checks",
+		Short: "Show paths, repo, server, last syncs, pending changes, checksum checks and the memory lifecycle",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := a.newSyncEnv()
@@ -88,10 +90,12 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				out.Scopes = append(out.Scopes, s)
 			}
+			out.Lifecycle = a.lifecycleStatus(env.loc)
 			if a.jsonOut {
 				return a.printJSON(out)
 			}
 			a.printStatus(out)
+			printLifecycle(a.stdout, out.Lifecycle)
 			return nil
 		},
 	}
