@@ -97,7 +97,7 @@ func (a *app) lifecycleStatus(loc memdir.Location) lifecycleStatus {
 	s.Notes = whoRuns(p.Notes, p.Claude.AutoMemory, slices.Contains(s.Hooks, "PostToolUse"))
 	s.Dream = whoRuns(p.Dream, p.Claude.Dream, slices.Contains(s.Hooks, "Stop"))
 	if p.Dream.Reason == skipLogMode {
-		s.Dream = who{By: "teammem", Why: "nightly, from the schedule `teammem dream --install-schedule` installs (long-running mode)"}
+		s.Dream = who{By: "teammem", Why: "nightly, once `teammem dream --install-schedule` has scheduled it (long-running mode); the hooks do not dream"}
 	}
 	if stateDir, err := a.localStateDir(loc); err == nil {
 		s.LastExtraction = latestExtraction(stateDir)
