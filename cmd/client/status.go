@@ -44,8 +44,6 @@ type statusOutput struct {
 	Reachable  bool          `json:"server_reachable"`
 	ServerNote string        `json:"server_error,omitempty"`
 	Scopes     []scopeStatus `json:"scopes"`
-	// Lifecycle is the memory lifecycle: see status_lifecycle.go.
-	Lifecycle lifecycleStatus `json:"lifecycle"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -90,12 +88,12 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				out.Scopes = append(out.Scopes, s)
 			}
-			out.Lifecycle = a.lifecycleStatus(env.loc)
+			lc := a.lifecycleStatus(env.loc)
 			if a.jsonOut {
-				return a.printJSON(out)
+				return a.printJSON(statusJSON{out, lc})
 			}
 			a.printStatus(out)
-			printLifecycle(a.stdout, out.Lifecycle)
+			printLifecycle(a.stdout, lc)
 			return nil
 		},
 	}

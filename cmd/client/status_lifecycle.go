@@ -22,6 +22,13 @@ import (
 	"github.com/teammem/teammem/internal/transcript"
 )
 
+// statusJSON is what `status --json` prints: the sync status, then the
+// lifecycle section under "lifecycle".
+type statusJSON struct {
+	statusOutput
+	Lifecycle lifecycleStatus `json:"lifecycle"`
+}
+
 // lifecycleStatus is the memory-lifecycle section of `teammem status`:
 // who runs each part for this project, and where each stands.
 type lifecycleStatus struct {
