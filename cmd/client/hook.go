@@ -340,26 +340,9 @@ func (a *app) startBackgroundStop(log *hookLog, in hookInput, skip ...string) {
 		log.printf("nothing to extract: the input has no session_id or transcript_path")
 		return
 	}
-	self, err := os.Executable()
-	if err != nil {
-		log.printf("cannot start the background extraction: %v", err)
-		return
-	}
 	args := append(append([]string{"hook", "--background-stop", "--session", in.SessionID, "--transcript", in.TranscriptPath}, skip...), a.childFlags()...)
-	devNull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	cmd, err := a.detach(log, args...) // stderr on hook.log: a crash of the worker still leaves a trace
 	if err != nil {
-		log.printf("cannot start the background extraction: %v", err)
-		return
-	}
-	defer devNull.Close()
-	cmd := exec.Command(self, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, devNull, devNull
-	if f, err := log.open(); err == nil {
-		defer f.Close()
-		cmd.Stderr = f // a crash of the worker still leaves a trace
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
 		log.printf("cannot start the background extraction: %v", err)
 		return
 	}

@@ -193,7 +193,7 @@ func (a *app) hookPreCompact(ctx context.Context, log *hookLog, in hookInput, hf
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-		log.printf("session %s: notes brought up to date before the %s compaction", in.SessionID, first(in.Trigger, "a"))
+		log.printf("session %s: notes update done before the %s compaction", in.SessionID, first(in.Trigger, "coming"))
 	case <-time.After(limit):
 		log.printf("session %s: the notes update still runs after %s; the compaction goes ahead and the update finishes in the background",
 			in.SessionID, limit)
