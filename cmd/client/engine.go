@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/teammem/teammem/internal/dream"
 	"github.com/teammem/teammem/internal/llm"
 	"github.com/teammem/teammem/internal/memdir"
 )
@@ -172,6 +173,11 @@ func (a *app) plan(loc memdir.Location, engine string, syncOnly bool) enginePlan
 	p.Dream = mine(p.Claude.Dream, p.Claude.DreamBy)
 	if v := strings.TrimSpace(a.getenv(envSessionMemory)); isDefinedFalsy(v) {
 		p.Notes = partPlan{Reason: skipDisabled, Why: envSessionMemory + "=" + v}
+	}
+	// autoDreamEnabled=false, or TEAMMEM_DREAM=0, turns teammem's dream off
+	// too, as `teammem dream` reads them; TEAMMEM_DREAM=1 turns it back on.
+	if cfg, err := dream.LoadConfig(a.getenv, loc.ConfigHome); err == nil && !cfg.Enabled && p.Dream.Run {
+		p.Dream = partPlan{Reason: skipDisabled, Why: "turned off by " + cfg.DisabledBy + " (" + dream.EnvEnabled + "=1 turns teammem's on)"}
 	}
 	if p.Mode == modeLog && p.Dream.Run {
 		p.Dream = partPlan{Reason: skipLogMode, Why: "long-running mode: the nightly schedule (dream --install-schedule) consolidates"}

@@ -87,10 +87,15 @@ func TestHookInstallParts(t *testing.T) {
 		t.Fatalf("status says %s / %s / %s", e, n, d)
 	}
 
-	// Claude Code does not dream: teammem's Stop hook does, nothing else.
+	// autoDreamEnabled false: Claude Code does not dream, and neither does
+	// teammem, which reads the setting too, unless TEAMMEM_DREAM=1.
 	m.write(filepath.Dir(user), "settings.json", `{"autoDreamEnabled": false}`)
 	out = m.must("hook", "install")
-	check("autoDreamEnabled false", map[string]string{"SessionStart": plain, "SessionEnd": plain, "Stop": plain})
+	check("autoDreamEnabled false", syncEvents(plain))
+	contains(t, out, "dream         nobody (disabled): turned off by autoDreamEnabled=false in "+user)
+	m.env = append(m.env, "TEAMMEM_DREAM=1")
+	out = m.must("hook", "install")
+	check("autoDreamEnabled false, TEAMMEM_DREAM=1", map[string]string{"SessionStart": plain, "SessionEnd": plain, "Stop": plain})
 	contains(t, out, "dream         teammem: Claude Code does not run it (autoDreamEnabled=false in "+user+")")
 	contains(t, out, "no model is configured here")
 	if e, _, d := statusWho(); e != "Claude Code" || d != "teammem" {
