@@ -58,9 +58,13 @@ func (a *app) hookPlan(loc memdir.Location, hf hookFlags) enginePlan {
 	return p
 }
 
+// expectedSkips are the hook-level skips that follow a choice (Claude
+// Code's engine, --sync-only, a setting, the long-running mode): counted,
+// never logged.
+var expectedSkips = map[string]bool{skipClaudeCode: true, skipSyncOnly: true, skipDisabled: true, skipLogMode: true}
+
 // notePlan records the plan's skips in lifecycle.json and logs, in one
-// line, the ones not logged today. Skips because Claude Code runs a part,
-// or because the hook is sync-only, are expected and never logged.
+// line, the unexpected ones (no model) not logged today.
 func (a *app) notePlan(log *hookLog, loc memdir.Location, p enginePlan, parts ...string) {
 	stateDir, err := a.localStateDir(loc)
 	if err != nil {
@@ -73,7 +77,7 @@ func (a *app) notePlan(log *hookLog, loc memdir.Location, p enginePlan, parts ..
 	byReason := map[string][]string{}
 	why := map[string]string{}
 	for _, part := range noteParts(stateDir, time.Now(), reasons) {
-		if r := reasons[part]; r != skipClaudeCode && r != skipSyncOnly {
+		if r := reasons[part]; !expectedSkips[r] {
 			byReason[r] = append(byReason[r], part)
 			why[r] = p.part(part).Why
 		}

@@ -277,7 +277,7 @@ func printLifecycle(w io.Writer, s lifecycleStatus) {
 
 // printHookSkip prints a part's run of hook-level skips, if any.
 func printHookSkip(w io.Writer, s hookSkip) {
-	if s.Reason == "" || s.Reason == skipClaudeCode {
+	if s.Reason == "" || expectedSkips[s.Reason] {
 		return
 	}
 	fmt.Fprintf(w, "                 hooks skipped it %d times since %s (%s)\n", s.Count, s.Since.Local().Format("2006-01-02 15:04"), s.Reason)
