@@ -161,6 +161,13 @@ func TestSessionMemoryTwoUpdates(t *testing.T) {
 		t.Error("the second update was shown the conversation the first one covered")
 	}
 	contains(t, second, "Retries with exponential backoff for the uploader") // the current notes
+
+	nm.must("hook", "install")
+	status := nm.must("status")
+	contains(t, status, "session notes  teammem: Claude Code does not run it (CLAUDE_CODE_DISABLE_AUTO_MEMORY=1)")
+	contains(t, status, notesSession+"  ")
+	contains(t, status, "(2 updates)")
+	t.Logf("status:\n%s", status[strings.Index(status, "memory lifecycle"):])
 }
 
 func checkPerm(t *testing.T, p string, want os.FileMode) {
