@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/teammem/teammem/internal/dream"
+	"github.com/teammem/teammem/internal/extract"
 	"github.com/teammem/teammem/internal/llm"
 	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/secretscan"
@@ -29,6 +26,8 @@ type dreamFlags struct {
 	force       bool
 	dryRun      bool
 	schedule    bool
+	install     bool
+	scheduler   string
 }
 
 // dreamCmd is `teammem dream`: check the gates, then consolidate. A skip is
@@ -48,12 +47,14 @@ func (a *app) dreamCmd() *cobra.Command {
 			"(TEAMMEM_DREAM_MIN_SESSIONS, 5) sessions touched since then; another dream holding the lock.\n" +
 			"--force skips the time, scan and session gates, never the lock.\n\n" +
 			"A failed or interrupted run (Ctrl-C) rolls the lock back so the next attempt is not delayed.\n" +
-			"--dry-run works on a copy and prints a diff; --schedule prints a crontab line for a nightly dream.\n" +
+			"--dry-run works on a copy and prints a diff. --schedule prints a crontab line for a nightly dream at a\n" +
+			"random minute between 00:00 and 05:59 (the long-running mode's consolidation); --install-schedule\n" +
+			"installs it in your crontab or as a systemd user timer (--scheduler cron|systemd).\n" +
 			"Needs a model: TEAMMEM_LLM_PROVIDER, TEAMMEM_LLM_MODEL and the provider's key.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.schedule {
-				return a.printDreamSchedule()
+			if f.schedule || f.install {
+				return a.dreamSchedule(f)
 			}
 			return a.runDream(cmd, f)
 		},
@@ -67,6 +68,8 @@ func (a *app) dreamCmd() *cobra.Command {
 	fl.BoolVar(&f.force, "force", false, "skip the time, scan and session gates (never the lock)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "run on a copy and print a diff; change nothing")
 	fl.BoolVar(&f.schedule, "schedule", false, "print a crontab line that runs dream nightly, then exit")
+	fl.BoolVar(&f.install, "install-schedule", false, "install that nightly run (user crontab or systemd user timer), then exit")
+	fl.StringVar(&f.scheduler, "scheduler", "", "with --install-schedule: cron or systemd (default: cron when crontab is installed)")
 	return cmd
 }
 
@@ -143,6 +146,9 @@ func (a *app) runDream(cmd *cobra.Command, f dreamFlags) error {
 	tel.add("teammem_dream_run", map[string]any{"outcome": rep.Outcome, "files_touched": len(rep.Touched)})
 	for _, msg := range rep.Denied {
 		fmt.Fprintln(a.stderr, "dream: the sandbox refused:", msg)
+	}
+	if len(rep.Touched) > 0 && !cfg.DryRun {
+		_ = extract.RecordWrites(stateDir, loc.MemoryDir, rep.Touched) // not another writer for the next extraction
 	}
 	if err != nil {
 		// Files written before the failure stay written; say which.
@@ -235,53 +241,4 @@ func memoriesWord(n int) string {
 		return "memory"
 	}
 	return "memories"
-}
-
-// printDreamSchedule prints a crontab line that runs dream in this
-// repository at a random minute between 00:00 and 05:59, appending its
-// output to dream.log in the local state directory.
-func (a *app) printDreamSchedule() error {
-	loc, err := a.location()
-	if err != nil {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("dream --schedule: cannot find this program's path: %w", err)
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
-	stateDir, err := a.localStateDir(loc)
-	if err != nil {
-		return err
-	}
-	repo := first(loc.GitRoot, loc.ProjectRoot)
-	logFile := filepath.Join(stateDir, "dream.log")
-	// A random minute spreads a team's nightly dreams over the small hours.
-	minute, hour := rand.IntN(60), rand.IntN(6)
-	command := cronQuote(exe) + " dream"
-	if a.dir != "" { // cron does not see the flag this run was given
-		command += " --dir " + cronQuote(loc.MemoryDir)
-	}
-	line := fmt.Sprintf("%d %d * * * cd %s && %s >> %s 2>&1", minute, hour, cronQuote(repo), command, cronQuote(logFile))
-	if a.jsonOut {
-		return a.printJSON(map[string]any{"line": line, "minute": minute, "hour": hour, "log": logFile})
-	}
-	fmt.Fprintln(a.stdout, line)
-	fmt.Fprintln(a.stderr, "Add it with `crontab -e`. Cron starts with an almost empty environment: put the TEAMMEM_LLM_*\n"+
-		"variables and the provider's key in the crontab (or a wrapper script) so the dream finds its model.")
-	return nil
-}
-
-// cronSafe matches words that need no quoting in a crontab command.
-var cronSafe = regexp.MustCompile(`^[A-Za-z0-9_@+=:,./-]+$`)
-
-// cronQuote quotes s for the shell cron runs, and escapes %, which cron
-// would otherwise turn into a newline.
-func cronQuote(s string) string {
-	if !cronSafe.MatchString(s) {
-		s = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
-	return strings.ReplaceAll(s, "%", `\%`)
 }

@@ -443,7 +443,9 @@ func TestDreamSchedule(t *testing.T) {
 	}
 	repo, _ := filepath.EvalSymlinks(m.repo)
 	bin, _ := filepath.EvalSymlinks(clientBin)
-	contains(t, out, " * * * cd "+repo+" && "+bin+" dream >> ")
+	contains(t, out, " * * * cd "+repo+" && ")
+	contains(t, out, " "+bin+" dream --min-hours 20 >> ") // a daily run lands either side of 24 h
+	contains(t, out, "CLAUDE_CONFIG_DIR="+filepath.Join(m.home, ".claude")+" ")
 	if !strings.HasSuffix(out, "dream.log 2>&1") {
 		t.Fatalf("no log redirection: %q", out)
 	}

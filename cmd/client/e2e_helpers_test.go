@@ -159,3 +159,14 @@ func contains(t *testing.T, s, want string) {
 		t.Fatalf("output lacks %q:\n%s", want, s)
 	}
 }
+
+// status runs `teammem status` with args and returns its stdout; exit 4
+// (no server answered) is fine for tests of the local half.
+func (m *machine) status(args ...string) string {
+	m.t.Helper()
+	out, errOut, code := m.run(append([]string{"status"}, args...)...)
+	if code != 0 && code != 4 {
+		m.t.Fatalf("teammem status %v exited %d:\n%s%s", args, code, out, errOut)
+	}
+	return out
+}

@@ -26,6 +26,7 @@ const envExtractEvery = "TEAMMEM_EXTRACT_EVERY"
 
 func (a *app) extractCmd() *cobra.Command {
 	var session, transcriptPath string
+	var settle time.Duration
 	cmd := &cobra.Command{
 		Use:   "extract",
 		Short: "Save memories from the latest messages of a Claude Code session, using your model",
@@ -33,7 +34,10 @@ func (a *app) extractCmd() *cobra.Command {
 			"write what is worth remembering into the memory directory (team/ for what the whole team should\n" +
 			"know). It skips, without a model call, when there is nothing new, when the agent already wrote\n" +
 			"memory files itself, or when the developer typed nothing; " + envExtractEvery + "=N runs the model only\n" +
-			"every N turns. The Stop hook runs it in the background after every turn.\n\n" +
+			"every N turns. The Stop hook runs it in the background after every turn. A turn during which a\n" +
+			"memory file changed by another writer (Claude Code's own extractor, the agent) is skipped; --settle\n" +
+			"waits that long for such a writer first. With " + envMemoryMode + "=log (the long-running mode)\n" +
+			"memories are appended to today's daily log instead of topic files and MEMORY.md.\n\n" +
 			"Needs a model: " + llm.EnvProvider + " (anthropic or openai), " + llm.EnvModel + ", and " + llm.EnvAnthropicKey + "\n" +
 			"or " + llm.EnvOpenAIKey + " (or " + llm.EnvBaseURL + " for Ollama, vLLM, llama.cpp). Without one it exits 1\n" +
 			"once a model call is due.",
@@ -51,7 +55,7 @@ func (a *app) extractCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := a.runExtract(cmd.Context(), loc, session, transcriptPath)
+			rep, err := a.runExtract(cmd.Context(), loc, session, transcriptPath, settle)
 			if a.jsonOut {
 				if perr := a.printJSON(rep); perr != nil && err == nil {
 					err = perr
@@ -66,6 +70,7 @@ func (a *app) extractCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&session, "session", "", "session id (default: the transcript's file name)")
 	cmd.Flags().StringVar(&transcriptPath, "transcript", "", "path of the session's JSONL transcript (default: <transcript dir>/<session>.jsonl)")
+	cmd.Flags().DurationVar(&settle, "settle", 0, "before the model call, wait up to this long for another writer to save the turn's memories")
 	return cmd
 }
 
@@ -74,7 +79,7 @@ func (a *app) extractCmd() *cobra.Command {
 // <loc.TranscriptDir>/<sessionID>.jsonl. The model comes from the
 // TEAMMEM_LLM_* variables; the throttle from TEAMMEM_EXTRACT_EVERY. The
 // returned Report is filled in even when the error is not nil.
-func (a *app) runExtract(ctx context.Context, loc memdir.Location, sessionID, transcriptPath string) (extract.Report, error) {
+func (a *app) runExtract(ctx context.Context, loc memdir.Location, sessionID, transcriptPath string, settle time.Duration) (extract.Report, error) {
 	rep := extract.Report{SessionID: sessionID, MemoryDir: loc.MemoryDir, Outcome: extract.OutcomeError, Files: []string{}}
 	fail := func(err error) (extract.Report, error) {
 		rep.Error = err.Error()
@@ -93,6 +98,10 @@ func (a *app) runExtract(ctx context.Context, loc memdir.Location, sessionID, tr
 	if err != nil {
 		return fail(fmt.Errorf("extraction state directory: %w", err))
 	}
+	mode := a.memoryMode()
+	if mode.Err != nil {
+		return fail(mode.Err)
+	}
 	model, modelErr := a.extractModel()
 	rep, err = extract.Run(ctx, extract.Options{
 		Location:       loc,
@@ -102,6 +111,8 @@ func (a *app) runExtract(ctx context.Context, loc memdir.Location, sessionID, tr
 		ModelErr:       modelErr,
 		Every:          every,
 		StateDir:       stateDir,
+		Mode:           mode.Mode,
+		SettleWait:     settle,
 	})
 	a.extractTelemetry(ctx, rep)
 	return rep, err
@@ -204,6 +215,8 @@ func skipText(rep extract.Report) string {
 		return "no new messages since the last extraction"
 	case extract.SkipDirectWrite:
 		return "the agent already wrote memory files in these messages"
+	case extract.SkipMemoryChanged:
+		return "a memory file changed during the turn (Claude Code's own extraction or the agent saved it)"
 	case extract.SkipNoProse:
 		return "nothing typed by the developer in the new messages"
 	case extract.SkipThrottled:

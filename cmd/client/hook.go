@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,10 @@ type hookInput struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
 	Cwd            string `json:"cwd"`
+	// Source is SessionStart's "startup", "resume", "clear" or "compact";
+	// Trigger is PreCompact's "manual" or "auto".
+	Source  string `json:"source"`
+	Trigger string `json:"trigger"`
 }
 
 // Hook limits. Claude Code waits for a hook (up to the entry's timeout) before
@@ -44,32 +49,46 @@ type bgStopFlags struct {
 	on         bool
 	session    string
 	transcript string
+	noExtract  bool
+	noDream    bool
 }
 
 // hookCmd is `teammem hook`, plus install and uninstall. The hidden
 // --background-stop mode is the detached worker a Stop event starts.
 func (a *app) hookCmd() *cobra.Command {
 	var bg bgStopFlags
+	var hf hookFlags
 	cmd := &cobra.Command{
 		Use:   "hook",
 		Short: "Run as a Claude Code hook: pull at SessionStart, extract at Stop, push at SessionEnd",
 		Long: "hook is what Claude Code runs (see `teammem hook install`). It reads the hook's JSON on\n" +
 			"stdin and works in the session's project ($CLAUDE_PROJECT_DIR, else the input's cwd):\n" +
-			"  SessionStart  pulls both scopes, giving up after 5 s\n" +
+			"  SessionStart  pulls both scopes, giving up after 5 s; after a compaction (source compact)\n" +
+			"                it also hands the session its notes (see `teammem session-memory`)\n" +
 			"  Stop          starts `teammem extract` then `teammem dream` in a detached background\n" +
-			"                process and returns at once\n" +
+			"                process and returns at once; starts a notes update when one is due\n" +
+			"  PostToolUse   starts a notes update when one is due\n" +
+			"  PreCompact    brings the notes up to date, waiting for that up to 15 s\n" +
 			"  SessionEnd    pushes both scopes, giving up after 10 s\n" +
-			"Other events are ignored. TEAMMEM_HOOK_TIMEOUT (e.g. 3s, or seconds) replaces both limits.\n\n" +
-			"A hook must never get in the agent's way: it always exits 0 and prints nothing. Outcomes\n" +
+			"Other events are ignored. TEAMMEM_HOOK_TIMEOUT (e.g. 3s, or seconds) replaces these limits.\n\n" +
+			"With --engine auto (the default) the hooks leave to Claude Code what it runs itself: with its\n" +
+			"auto memory on, its own extraction and session memory, and unless autoDreamEnabled is false, its\n" +
+			"dream; --engine always runs everything, --sync-only only the syncs. Without a model the engine's\n" +
+			"parts are skipped (no_model), logged once a day and counted in `teammem status`.\n\n" +
+			"A hook must never get in the agent's way: it always exits 0 and prints nothing but the notes\n" +
+			"after a compaction. Outcomes\n" +
 			"and failures go to hook.log in teammem's local state dir (capped at about 1 MB;\n" +
 			"`teammem status` shows the sync side).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if bg.on {
-				a.runBackgroundStop(cmd.Context(), bg.session, bg.transcript)
+				a.runBackgroundStop(cmd.Context(), bg)
 				return nil
 			}
-			a.runHook(cmd.Context())
+			if hf.engine != engineAuto && hf.engine != engineAlways {
+				hf.engine = engineAuto // a hook never fails on its flags
+			}
+			a.runHook(cmd.Context(), hf)
 			return nil
 		},
 	}
@@ -77,7 +96,11 @@ func (a *app) hookCmd() *cobra.Command {
 	f.BoolVar(&bg.on, "background-stop", false, "run the Stop work (extract, then dream) in this process")
 	f.StringVar(&bg.session, "session", "", "session id, with --background-stop")
 	f.StringVar(&bg.transcript, "transcript", "", "transcript path, with --background-stop")
-	for _, name := range []string{"background-stop", "session", "transcript"} {
+	f.BoolVar(&bg.noExtract, "no-extract", false, "with --background-stop, skip the extraction")
+	f.BoolVar(&bg.noDream, "no-dream", false, "with --background-stop, skip the dream")
+	f.StringVar(&hf.engine, "engine", engineAuto, "auto: run only the parts Claude Code does not run itself; always: run every part")
+	f.BoolVar(&hf.syncOnly, "sync-only", false, "only pull and push: no extraction, notes or dream")
+	for _, name := range []string{"background-stop", "session", "transcript", "no-extract", "no-dream"} {
 		_ = f.MarkHidden(name) // internal: the hook re-executes itself with them
 	}
 	cmd.AddCommand(a.hookInstallCmd(), a.hookUninstallCmd())
@@ -90,7 +113,7 @@ func (a *app) hookCmd() *cobra.Command {
 // Code sets for hooks to the directory the session started in (the one its
 // memory is keyed by, whatever the agent cd'ed into since), else in the
 // input's cwd.
-func (a *app) runHook(ctx context.Context) {
+func (a *app) runHook(ctx context.Context, hf hookFlags) {
 	in, inErr := a.readHookInput()
 	if a.cwd == "" {
 		a.cwd = first(a.getenv("CLAUDE_PROJECT_DIR"), in.Cwd)
@@ -111,10 +134,17 @@ func (a *app) runHook(ctx context.Context) {
 	switch in.Event {
 	case "SessionStart":
 		a.hookSync(ctx, log, true, false, a.hookTimeout(log, hookPullTimeout))
+		if in.Source == "compact" {
+			a.hookCompacted(ctx, log, in, hf)
+		}
 	case "SessionEnd":
 		a.hookSync(ctx, log, false, true, a.hookTimeout(log, hookPushTimeout))
 	case "Stop":
-		a.startBackgroundStop(log, in)
+		a.hookStop(log, in, hf)
+	case "PostToolUse":
+		a.hookPostToolUse(log, in, hf)
+	case "PreCompact":
+		a.hookPreCompact(ctx, log, in, hf)
 	}
 }
 
@@ -305,6 +335,9 @@ func (l *hookLog) open() (*os.File, error) {
 const (
 	hookExtractLimit = 20 * time.Minute
 	hookDreamLimit   = 60 * time.Minute
+	// hookSettle is how long an extraction waits for Claude Code's own to
+	// save the turn when both run (the reference's 60 s drain, §5.1).
+	hookSettle = time.Minute
 )
 
 // startBackgroundStop re-executes teammem as a detached `hook
@@ -313,35 +346,25 @@ const (
 // process group, so it outlives the hook), stdin and stdout on /dev/null
 // and stderr on hook.log. No pipe to Claude Code is inherited, so Claude
 // Code sees the hook finish at once.
-func (a *app) startBackgroundStop(log *hookLog, in hookInput) {
+func (a *app) startBackgroundStop(log *hookLog, in hookInput, skip ...string) {
 	if in.SessionID == "" || in.TranscriptPath == "" {
 		log.printf("nothing to extract: the input has no session_id or transcript_path")
 		return
 	}
-	self, err := os.Executable()
+	args := append(append([]string{"hook", "--background-stop", "--session", in.SessionID, "--transcript", in.TranscriptPath}, skip...), a.childFlags()...)
+	cmd, err := a.detach(log, args...) // stderr on hook.log: a crash of the worker still leaves a trace
 	if err != nil {
 		log.printf("cannot start the background extraction: %v", err)
 		return
 	}
-	args := append([]string{"hook", "--background-stop", "--session", in.SessionID, "--transcript", in.TranscriptPath}, a.childFlags()...)
-	devNull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		log.printf("cannot start the background extraction: %v", err)
-		return
+	what := "extraction and dream check"
+	switch {
+	case slices.Contains(skip, "--no-extract"):
+		what = "dream check"
+	case slices.Contains(skip, "--no-dream"):
+		what = "extraction"
 	}
-	defer devNull.Close()
-	cmd := exec.Command(self, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, devNull, devNull
-	if f, err := log.open(); err == nil {
-		defer f.Close()
-		cmd.Stderr = f // a crash of the worker still leaves a trace
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		log.printf("cannot start the background extraction: %v", err)
-		return
-	}
-	log.printf("session %s: extraction and dream check started in the background (pid %d)", in.SessionID, cmd.Process.Pid)
+	log.printf("session %s: %s started in the background (pid %d)", in.SessionID, what, cmd.Process.Pid)
 	_ = cmd.Process.Release()
 }
 
@@ -368,7 +391,8 @@ func (a *app) childFlags() []string {
 // every turn, so runs for one memory dir are serialised: one runs, one more
 // may wait, and any further one is dropped, since the waiting run reads the
 // transcript after the running one is done.
-func (a *app) runBackgroundStop(ctx context.Context, session, transcript string) {
+func (a *app) runBackgroundStop(ctx context.Context, bg bgStopFlags) {
+	session, transcript := bg.session, bg.transcript
 	log := a.openHookLog("Stop")
 	defer func() {
 		if r := recover(); r != nil {
@@ -391,8 +415,16 @@ func (a *app) runBackgroundStop(ctx context.Context, session, transcript string)
 			defer release()
 		}
 	}
-	a.runChild(ctx, log, hookExtractLimit, "extract", "--session", session, "--transcript", transcript)
-	a.runChild(ctx, log, hookDreamLimit, "dream", "--session", session) // the current session does not count
+	if !bg.noExtract {
+		args := []string{"extract", "--session", session, "--transcript", transcript}
+		if loc, err := a.location(); err == nil && claudeCodeEngine(a.getenv, loc).AutoMemory {
+			args = append(args, "--settle", hookSettle.String()) // Claude Code extracts too: let it finish first
+		}
+		a.runChild(ctx, log, hookExtractLimit, args...)
+	}
+	if !bg.noDream {
+		a.runChild(ctx, log, hookDreamLimit, "dream", "--session", session) // the current session does not count
+	}
 }
 
 // runChild runs `teammem <args> <childFlags>` and logs its exit status and

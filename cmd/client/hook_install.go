@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,16 +19,22 @@ import (
 	"github.com/teammem/teammem/internal/memdir"
 )
 
-// hookEvents are the Claude Code events `hook install` registers, in the
-// order they are added to settings.json.
-var hookEvents = []string{"SessionStart", "Stop", "SessionEnd"}
+// hookEvents are the Claude Code events `hook install` may register, in
+// the order they are added to settings.json; installEvents picks those a
+// plan needs.
+var hookEvents = []string{"SessionStart", "Stop", "SessionEnd", "PostToolUse", "PreCompact"}
 
 // hookEntryTimeout is the "timeout" (seconds) of our hook entries: Claude
 // Code kills a hook after it. The hook bounds its own work well below.
 const hookEntryTimeout = 30
 
-// settingsFlags chooses which Claude Code settings file to edit.
-type settingsFlags struct{ user, project, local bool }
+// settingsFlags chooses which Claude Code settings file to edit and, for
+// install, which parts to install.
+type settingsFlags struct {
+	user, project, local bool
+	engine               string
+	syncOnly             bool
+}
 
 // add registers the flags on cmd; settingsPath checks they do not clash.
 func (f *settingsFlags) add(cmd *cobra.Command) {
@@ -41,10 +48,15 @@ func (a *app) hookInstallCmd() *cobra.Command {
 	var f settingsFlags
 	cmd := &cobra.Command{
 		Use:   "install",
-		Short: "Add teammem's hooks (SessionStart, Stop, SessionEnd) to Claude Code's settings.json",
+		Short: "Add teammem's hooks to Claude Code's settings.json: sync, and the memory engine where Claude Code has none",
 		Long: "install adds one matcher group per event to the \"hooks\" of a Claude Code settings file,\n" +
 			"each running this binary by its absolute path as `<path>/teammem hook` with a 30 s timeout:\n" +
-			"SessionStart pulls, Stop extracts memories in the background, SessionEnd pushes.\n\n" +
+			"SessionStart pulls, SessionEnd pushes; Stop extracts memories and checks the dream in the\n" +
+			"background; PostToolUse, Stop, PreCompact and SessionStart keep the session notes.\n\n" +
+			"It reads Claude Code's environment and settings (CLAUDE_CODE_DISABLE_AUTO_MEMORY,\n" +
+			"autoMemoryEnabled, autoDreamEnabled) and by default installs only the parts Claude Code will\n" +
+			"not run itself, saying which; --engine always installs every part, --sync-only only the syncs.\n" +
+			"It also says when no model is configured, in which case the engine's parts are skipped.\n\n" +
 			"--user (the default) edits <config home>/settings.json ($CLAUDE_CONFIG_DIR or ~/.claude),\n" +
 			"so the hooks run in every project. --project edits .claude/settings.json at the root of the\n" +
 			"repository (or the current directory), --local .claude/settings.local.json; the command holds\n" +
@@ -52,9 +64,19 @@ func (a *app) hookInstallCmd() *cobra.Command {
 			"Installing again changes nothing, or replaces our entries when the binary moved. Every other\n" +
 			"setting and hook is kept. A settings file that is not valid JSON is left untouched.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runHookSettings(f, true) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.engine != engineAuto && f.engine != engineAlways {
+				return &usageError{fmt.Errorf("--engine %q: want auto or always", f.engine)}
+			}
+			if f.syncOnly && cmd.Flags().Changed("engine") {
+				return &usageError{errors.New("give --sync-only or --engine, not both")}
+			}
+			return a.runHookSettings(f, true)
+		},
 	}
 	f.add(cmd)
+	cmd.Flags().StringVar(&f.engine, "engine", engineAuto, "auto: install only the parts Claude Code does not run itself; always: every part")
+	cmd.Flags().BoolVar(&f.syncOnly, "sync-only", false, "install only the sync hooks (SessionStart pulls, SessionEnd pushes)")
 	return cmd
 }
 
@@ -81,6 +103,10 @@ type hookSettingsOutput struct {
 	Command  string   `json:"command"`
 	Events   []string `json:"events"`
 	Removed  int      `json:"removed"`
+	// Plan says who runs each part; NoModel, when set, why teammem's parts
+	// will be skipped until a model is configured.
+	Plan    *enginePlan `json:"plan,omitempty"`
+	NoModel string      `json:"no_model,omitempty"`
 }
 
 // runHookSettings installs or uninstalls our hooks in the chosen file.
@@ -93,6 +119,17 @@ func (a *app) runHookSettings(f settingsFlags, install bool) error {
 	if err != nil {
 		return err
 	}
+	var plan enginePlan
+	events := hookEvents
+	if install {
+		loc, err := a.location()
+		if err != nil {
+			return err
+		}
+		plan = a.plan(loc, f.engine, f.syncOnly)
+		command += hookFlagsSuffix(f)
+		events = installEvents(plan)
+	}
 	data, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -100,8 +137,11 @@ func (a *app) runHookSettings(f settingsFlags, install bool) error {
 	out := hookSettingsOutput{Settings: file, Command: command, Events: []string{}}
 	var edited []byte
 	if install {
-		edited, out.Removed, out.Changed, err = installHooks(data, command)
-		out.Events = hookEvents
+		edited, out.Removed, out.Changed, err = installHooks(data, command, events)
+		out.Events, out.Plan = events, &plan
+		if err := a.noModel(); err != nil && (plan.Extract.Run || plan.Dream.Run || plan.Notes.Run) {
+			out.NoModel = err.Error()
+		}
 	} else if data != nil {
 		edited, out.Removed, err = uninstallHooks(data, command)
 		out.Changed = out.Removed > 0
@@ -127,12 +167,14 @@ func (a *app) printHookSettings(o hookSettingsOutput, install bool) {
 	switch {
 	case install && !o.Changed:
 		fmt.Fprintf(w, "teammem's hooks are already in %s\n", o.Settings)
+		a.printPlan(o)
 	case install:
 		fmt.Fprintf(w, "added teammem's hooks to %s:\n", o.Settings)
-		fmt.Fprintf(w, "  SessionStart, Stop, SessionEnd → %s\n", o.Command)
+		fmt.Fprintf(w, "  %s → %s\n", strings.Join(o.Events, ", "), o.Command)
 		if o.Removed > 0 {
 			fmt.Fprintf(w, "  (replacing %d older teammem entries)\n", o.Removed)
 		}
+		a.printPlan(o)
 	case o.Changed:
 		fmt.Fprintf(w, "removed %d teammem hook entries from %s\n", o.Removed, o.Settings)
 	default:
@@ -205,12 +247,16 @@ func shellQuote(s string) string {
 }
 
 // isTeammemHook reports whether a hook command is ours: exactly the
-// command we would write, or any "<path>/teammem hook" (an older install
-// from another path).
+// command we would write, or any "<path>/teammem hook" with or without the
+// flags install writes (an older install from another path or with other
+// parts).
 func isTeammemHook(command, ours string) bool {
 	c := strings.TrimSpace(command)
 	if c == ours {
 		return true
+	}
+	for _, flags := range hookFlagSuffixes {
+		c = strings.TrimSuffix(c, flags)
 	}
 	prog, ok := strings.CutSuffix(c, " hook")
 	if !ok {
@@ -240,15 +286,35 @@ type newHookEntry struct {
 }
 
 // installHooks returns settings data with one group running command in
-// each of hookEvents, unless an entry with exactly that command is there.
-// Other teammem entries (another path) are removed and counted. changed
-// reports whether out differs from data; data nil means no file yet.
-func installHooks(data []byte, command string) (out []byte, removed int, changed bool, err error) {
+// each of events, unless an entry with exactly that command is there.
+// Other teammem entries (another path or other flags), and teammem entries
+// of hookEvents not in events, are removed and counted. changed reports
+// whether out differs from data; data nil means no file yet.
+func installHooks(data []byte, command string, events []string) (out []byte, removed int, changed bool, err error) {
 	top, hooks, err := parseSettings(data)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	for _, event := range hookEvents {
+		if slices.Contains(events, event) {
+			continue
+		}
+		groups, err := eventGroups(hooks, event)
+		if err != nil {
+			continue // not ours to judge
+		}
+		kept, _, n := pruneHooks(groups, command, false)
+		if n == 0 {
+			continue
+		}
+		removed, changed = removed+n, true
+		if len(kept) == 0 {
+			hooks.del(event)
+		} else {
+			hooks.set(event, marshalNoEscape(kept))
+		}
+	}
+	for _, event := range events {
 		groups, err := eventGroups(hooks, event)
 		if err != nil {
 			return nil, 0, false, err

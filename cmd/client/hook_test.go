@@ -253,7 +253,7 @@ func TestHookStopReturnsAtOnce(t *testing.T) {
 	}
 	model := newBlockingModel(t, llmtest.NewScript(replies...))
 	m := newMachine(t, "http://127.0.0.1:1", "git@github.com:acme/stops.git")
-	m.env = append(m.env, "TEAMMEM_LLM_PROVIDER=anthropic", "TEAMMEM_LLM_MODEL=test-model",
+	m.env = append(m.env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1", "TEAMMEM_LLM_PROVIDER=anthropic", "TEAMMEM_LLM_MODEL=test-model",
 		"TEAMMEM_LLM_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-ant-test", "TEAMMEM_LLM_MAX_RETRIES=0")
 
 	m.mustHook(m.hookInput("Stop", session, transcript))
@@ -279,9 +279,11 @@ func TestHookStopReturnsAtOnce(t *testing.T) {
 }
 
 // TestHookInstall edits a settings.json that has other settings and hooks.
+// Claude Code's auto memory is off, so every part is installed.
 func TestHookInstall(t *testing.T) {
 	t.Parallel()
 	m := newMachine(t, "http://127.0.0.1:1", "git@github.com:o/r.git")
+	m.env = append(m.env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
 	settings := filepath.Join(m.home, ".claude", "settings.json")
 	original := `{
   "model": "opus",
@@ -300,7 +302,7 @@ func TestHookInstall(t *testing.T) {
 	out := m.must("hook", "install")
 	contains(t, out, "added teammem's hooks to "+settings)
 	installed := readFile(t, settings)
-	checkInstalled(t, installed, ours)
+	checkInstalled(t, installed, ours, allEvents...)
 	// Everything else is kept, in its order.
 	if keys := topKeys(t, installed); !reflect.DeepEqual(keys, []string{"model", "env", "hooks", "permissions", "statusLine"}) {
 		t.Errorf("top-level keys %v", keys)
@@ -326,7 +328,7 @@ func TestHookInstall(t *testing.T) {
 	}
 
 	// Uninstall takes out ours and nothing else.
-	contains(t, m.must("hook", "uninstall"), "removed 3 teammem hook entries")
+	contains(t, m.must("hook", "uninstall"), "removed 5 teammem hook entries")
 	if got := decode(t, readFile(t, settings)); !reflect.DeepEqual(got, decode(t, original)) {
 		t.Errorf("after uninstall:\n%s", readFile(t, settings))
 	}
@@ -346,13 +348,14 @@ func TestHookInstall(t *testing.T) {
 func TestHookInstallProject(t *testing.T) {
 	t.Parallel()
 	m := newMachine(t, "http://127.0.0.1:1", "git@github.com:o/r.git")
+	m.env = append(m.env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
 	sub := filepath.Join(m.repo, "pkg", "deep")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	m.must("hook", "install", "--project", "--cwd", sub)
 	settings := filepath.Join(m.repo, ".claude", "settings.json")
-	checkInstalled(t, readFile(t, settings), clientBin+" hook")
+	checkInstalled(t, readFile(t, settings), clientBin+" hook", allEvents...)
 	if _, err := os.Stat(filepath.Join(m.home, ".claude", "settings.json")); !os.IsNotExist(err) {
 		t.Errorf("--project touched the user settings: %v", err)
 	}
@@ -365,16 +368,22 @@ func TestHookInstallProject(t *testing.T) {
 	}
 }
 
-// checkInstalled checks that each event holds exactly one group running
-// ours, as install writes it.
-func checkInstalled(t *testing.T, settings, ours string) {
+// allEvents are the events install registers when teammem runs every part.
+var allEvents = []string{"SessionStart", "Stop", "SessionEnd", "PostToolUse", "PreCompact"}
+
+// checkInstalled checks that each of events holds exactly one group
+// running ours, as install writes it, and no other event runs teammem.
+func checkInstalled(t *testing.T, settings, ours string, events ...string) {
 	t.Helper()
-	if n := strings.Count(settings, `"command": "`+ours+`"`); n != 3 {
-		t.Errorf("our command appears %d times, want 3:\n%s", n, settings)
+	if n := strings.Count(settings, `"command": "`+ours+`"`); n != len(events) {
+		t.Errorf("our command appears %d times, want %d:\n%s", n, len(events), settings)
+	}
+	if n := strings.Count(settings, "teammem hook"); n != len(events) {
+		t.Errorf("teammem hook entries: %d, want %d:\n%s", n, len(events), settings)
 	}
 	hooks, _ := decode(t, settings)["hooks"].(map[string]any)
 	want := map[string]any{"matcher": "", "hooks": []any{map[string]any{"type": "command", "command": ours, "timeout": float64(30)}}}
-	for _, event := range []string{"SessionStart", "Stop", "SessionEnd"} {
+	for _, event := range events {
 		groups, _ := hooks[event].([]any)
 		if len(groups) == 0 || !reflect.DeepEqual(groups[len(groups)-1], want) {
 			t.Errorf("%s = %v", event, hooks[event])

@@ -64,11 +64,12 @@ type statusOutput struct {
 func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
-		Short: "Show paths, repo, server, last syncs, pending changes, suppression and checksum checks",
+		Short: "Show paths, repo, server, last syncs, pending changes, checksum checks and the memory lifecycle",
 		Long: "status shows what is where and how it stands: paths, repo, server and user, each scope's last\n" +
 			"sync, pending changes, held-back files, push suppression and whether the checksum matches the\n" +
 			"server's. It prints everything it can, then exits 4 when no teammem server answered, 5 when the\n" +
-			"server refused the API key, 1 for another server failure. Each request is tried at most twice.",
+			"server refused the API key, 1 for another server failure. Each request is tried at most twice.\n\n" +
+			"It ends with the memory lifecycle: mode, model, hooks, who extracts and dreams, session notes.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env, err := a.newSyncEnv()
@@ -116,10 +117,12 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 				out.Scopes = append(out.Scopes, s)
 			}
+			lc := a.lifecycleStatus(env.loc)
 			if a.jsonOut {
-				err = a.printJSON(out)
+				err = a.printJSON(statusJSON{out, lc})
 			} else {
 				a.printStatus(out)
+				printLifecycle(a.stdout, lc)
 			}
 			if err == nil && serverErr != nil {
 				err = explain("server "+out.Server+": "+out.ServerError.Message, serverErr)

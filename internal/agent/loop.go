@@ -2,16 +2,34 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/teammem/teammem/internal/llm"
 )
 
-// Runner runs a model against a sandbox until it stops calling tools or the
-// turn limit is reached.
+// Toolbox is what a Runner lets the model use: the tools it declares, and
+// their answers. *Sandbox is the memory directory's toolbox; other runs (a
+// session's notes file, a daily log) bring narrower ones.
+type Toolbox interface {
+	// Tools returns the tool definitions sent with every request.
+	Tools() []llm.Tool
+	// Call runs one tool; isError marks failures and refusals, which the
+	// model sees and may recover from.
+	Call(name string, input json.RawMessage) (result string, isError bool)
+	// Touched returns what the calls changed, as keys, in first-touch order.
+	Touched() []string
+	// Denied returns the refusals issued.
+	Denied() []string
+}
+
+var _ Toolbox = (*Sandbox)(nil)
+
+// Runner runs a model against a toolbox (usually a *Sandbox) until it stops
+// calling tools or the turn limit is reached.
 type Runner struct {
 	Model    llm.Model
-	Sandbox  *Sandbox
+	Sandbox  Toolbox
 	System   string
 	MaxTurns int // 0: 10
 	// MaxTokens bounds each reply (0: the provider default).

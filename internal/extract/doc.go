@@ -13,11 +13,18 @@
 //   - another extraction of the same session holds its lock → "coalesced";
 //   - no messages after the cursor → "no_messages";
 //   - the agent itself wrote or edited a memory file → "direct_write";
+//   - a memory file changed after the turn began, not by teammem →
+//     "memory_changed" (Claude Code's own extractor, or the agent through
+//     a shell, saved this turn's memories; with Options.SettleWait the run
+//     also waits a bounded time for such a writer before its model call);
 //   - no prose typed by the human → "no_prose";
 //   - fewer than Every eligible turns since the last extraction → "throttled";
 //   - no model configured → "no_model", reported as an error.
 //
-// The first three that apply advance the cursor (those messages need no
+// In the long-running mode (Options.Mode ModeLog) the model appends to the
+// day's log instead of editing topic files and MEMORY.md.
+//
+// The first four that apply advance the cursor (those messages need no
 // extraction); a throttled or failed run leaves it, so the messages are
 // looked at again next time. The rules that need no model come first, so a
 // hook on a machine without a model skips quietly when there is nothing to

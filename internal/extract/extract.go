@@ -35,6 +35,9 @@ const (
 	SkipNoProse     = "no_prose"     // nothing the developer typed
 	SkipThrottled   = "throttled"    // fewer than Every eligible turns
 	SkipNoModel     = "no_model"     // a model call was due but none is configured
+	// SkipMemoryChanged: a memory file changed after the turn began, by
+	// another writer (the agent, Claude Code's own extractor).
+	SkipMemoryChanged = "memory_changed"
 )
 
 // DefaultMaxTurns is the model's turn budget (reference §5.3e).
@@ -66,6 +69,12 @@ type Options struct {
 	// StateDir holds extract.json and the locks; it must exist and lie
 	// outside the memory directory.
 	StateDir string
+	// Mode is ModeTopics ("" too) or ModeLog.
+	Mode string
+	// SettleWait is how long to wait, before a model call, for another
+	// writer (Claude Code's own extractor, when it runs too) to change a
+	// memory file; one that does makes the turn a memory_changed skip.
+	SettleWait time.Duration
 }
 
 // Report says what one extraction did.
@@ -178,11 +187,21 @@ func (o Options) run(ctx context.Context, rep Report, sess *SessionState) (Repor
 	if sess.Cursor != "" && !found {
 		written = nil
 	}
+	// The turn began with its first new message; a memory file another
+	// writer changed since (until TurnGrace after its last) means the
+	// turn's memories are being saved by someone else.
+	var win turnWindow
+	var timed bool
+	if len(msgs) > 0 {
+		win, timed = window(msgs[0].Timestamp, msgs[len(msgs)-1].Timestamp)
+	}
 	switch {
 	case len(msgs) == 0:
 		return advance(SkipNoMessages)
 	case transcript.WritesMemory(written, o.isMemPath):
 		return advance(SkipDirectWrite)
+	case timed && changedSince(o.Location.MemoryDir, o.StateDir, win) != "":
+		return advance(SkipMemoryChanged)
 	case !transcript.HasProse(msgs):
 		return advance(SkipNoProse)
 	}
@@ -197,8 +216,18 @@ func (o Options) run(ctx context.Context, rep Report, sess *SessionState) (Repor
 		rep.Outcome, rep.SkipReason = OutcomeSkipped, SkipNoModel
 		return rep, err
 	}
-	res, err := o.runModel(ctx, msgs)
+	if o.SettleWait > 0 && timed && settle(ctx, o.Location.MemoryDir, o.StateDir, win, o.SettleWait) != "" {
+		sess.TurnsSince = 0
+		return advance(SkipMemoryChanged)
+	}
+	res, logged, err := o.runModel(ctx, msgs)
 	rep.record(res)
+	if o.Mode == ModeLog {
+		rep.MemoriesSaved, rep.TeamSaved = logged, 0
+	}
+	if len(res.Touched) > 0 {
+		_ = RecordWrites(o.StateDir, o.Location.MemoryDir, res.Touched) // at worst the next turn skips as memory_changed
+	}
 	if err != nil {
 		err = fmt.Errorf("extract memories: %w", err)
 		return rep.failed(err), err
@@ -209,13 +238,14 @@ func (o Options) run(ctx context.Context, rep Report, sess *SessionState) (Repor
 }
 
 // runModel prompts the model with the new messages and the manifest and
-// lets it work in the sandbox.
-func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent.Result, error) {
+// lets it work in the sandbox; in the long-running mode it also returns how
+// many entries it appended to the daily log.
+func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent.Result, int, error) {
 	// Like Claude Code, make sure the directory exists so the model can
 	// write without checking; team/ is never created here, since its
 	// presence is what turns team memory on.
 	if err := os.MkdirAll(o.Location.MemoryDir, 0o755); err != nil {
-		return agent.Result{}, err
+		return agent.Result{}, 0, err
 	}
 	p := promptParams{
 		team:     isDir(filepath.Join(o.Location.MemoryDir, "team")),
@@ -224,11 +254,18 @@ func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent
 		excerpt:  renderExcerpt(msgs, MaxExcerptChars),
 		manifest: Manifest(o.Location.MemoryDir),
 	}
+	if o.Mode == ModeLog {
+		sb := &agent.Sandbox{Root: o.Location.MemoryDir}
+		box := &logBox{sb: sb, root: o.Location.MemoryDir, now: o.Now}
+		r := &agent.Runner{Model: o.Model, Sandbox: box, System: logSystemPrompt(p), MaxTurns: o.MaxTurns}
+		res, err := r.Run(ctx, userPrompt(p))
+		return res, box.entries, err
+	}
 	sc := o.Scanner
 	if sc == nil && p.team {
 		var err error
 		if sc, err = secretscan.New(); err != nil {
-			return agent.Result{}, err
+			return agent.Result{}, 0, err
 		}
 	}
 	r := &agent.Runner{
@@ -237,7 +274,8 @@ func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent
 		System:   systemPrompt(p),
 		MaxTurns: o.MaxTurns,
 	}
-	return r.Run(ctx, userPrompt(p))
+	res, err := r.Run(ctx, userPrompt(p))
+	return res, 0, err
 }
 
 // record copies what the model did into the report.
@@ -298,6 +336,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("extract: memory directory %q is not an absolute path", o.Location.MemoryDir)
 	case o.StateDir == "":
 		return errors.New("extract: no state directory")
+	case o.Mode != "" && o.Mode != ModeTopics && o.Mode != ModeLog:
+		return fmt.Errorf("extract: memory mode %q: want %s or %s", o.Mode, ModeTopics, ModeLog)
 	}
 	return nil
 }

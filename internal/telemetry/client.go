@@ -205,14 +205,21 @@ var (
 	// The reference suppresses with "http_<status>", an errorType or "unknown";
 	// the statuses kept are the permanent failures this server answers.
 	suppressReasons = []string{"no_oauth", "no_repo", "unknown", "http_400", "http_401", "http_403", "http_404", "http_410", "http_413", "http_422"}
-	extractSkips    = []string{"direct_write", "no_prose", "throttled", "no_model", "no_messages", "coalesced"}
+	extractSkips    = []string{"direct_write", "no_prose", "throttled", "no_model", "no_messages", "coalesced", "memory_changed"}
 	dreamSkips      = []string{"disabled", "time", "throttle", "sessions", "lock"}
 	extractOutcomes = []string{"saved", "skipped", "error"}
 	dreamOutcomes   = []string{"completed", "failed", "dry_run"}
 	// The outcomes syncOutcome derives, from the fields each event has.
 	syncPullOutcomes = append([]string{"success", "not_modified", "failure"}, errorTypes...)
 	syncPushOutcomes = append([]string{"success", "noop", "too_many_entries", "failure"}, errorTypes...) // errorTypes holds conflict
+	// SessionMemorySkips are the skip reasons of a session-notes update
+	// (the client's sessionmem.SkipReasons).
+	SessionMemorySkips = []string{"disabled", "claude_code", "no_model", "no_transcript", "in_progress", "init_threshold",
+		"token_threshold", "tool_threshold", "no_change"}
 )
+
+// reasonOutcome labels an event by its bounded reason field.
+func reasonOutcome(e clientEvent) string { return e.label("reason") }
 
 func constOutcome(o string) func(clientEvent) string { return func(clientEvent) string { return o } }
 
@@ -273,6 +280,16 @@ var clientEvents = map[string]eventSchema{
 	"teammem_dream_skipped": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: dreamSkips},
 	}, outcome: constOutcome("skipped"), outcomes: []string{"skipped"}},
+	// Session notes are counted in teammem_client_events_total only: the
+	// run by outcome, the skip by reason.
+	"teammem_session_memory_run": {fields: map[string]field{
+		"outcome":     {kind: kindEnum, required: true, values: []string{"updated", "skipped", "error"}},
+		"edits":       {kind: kindCount},
+		"skip_reason": {kind: kindReason, values: SessionMemorySkips},
+	}, outcome: fieldOutcome, outcomes: []string{"updated", "skipped", "error"}},
+	"teammem_session_memory_skipped": {fields: map[string]field{
+		"reason": {kind: kindReason, required: true, values: SessionMemorySkips},
+	}, outcome: reasonOutcome, outcomes: SessionMemorySkips},
 }
 
 // clientEvent is a validated event: its values by field name and kind.
