@@ -41,6 +41,10 @@ func Run(t *testing.T, open Opener) {
 		"PlanThroughApply":    testPlanThroughApply,
 		"PersonalSpacesSplit": testPersonalSpacesSplit,
 		"OrgEditConcurrent":   testOrgEditConcurrent,
+		"VersionsPurgeByAge":  testVersionsPurgeByAge,
+		"VersionsPurgeCount":  testVersionsPurgeByCount,
+		"VersionRedact":       testVersionRedact,
+		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
