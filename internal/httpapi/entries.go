@@ -191,8 +191,12 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
 }
 
 // postEntry serves POST .../entries/{key}/restore {"version": N}: that
-// version's content is written back as a new version.
+// version's content is written back as a new version. A path ending in
+// /history/{version}/redact redacts that version instead (history.go).
 func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
+	if key, version, ok := redactPath(chi.URLParam(r, "*")); ok {
+		return s.redactVersion(w, r, key, version)
+	}
 	key, err := entryKey(r, "/restore")
 	if err != nil {
 		return err
@@ -221,10 +225,11 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	if v.Op == teammem.OpDelete {
-		return teammem.Errorf(teammem.EInvalid, "version %d of %q is a deletion; restore a version that has content", body.Version, key)
+	up, err := teammem.RestoreUpsert(v) // refuses deletions and redacted versions
+	if err != nil {
+		return err
 	}
-	req := teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{{Key: key, Content: v.Content}}}
+	req := teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{up}}
 	res, err := s.write(r.Context(), sr, actorOf(r, sr.p), apiV1, req)
 	if err != nil {
 		return err

@@ -13,7 +13,7 @@ type action string
 const (
 	actTeamRead      action = "team.read"      // pull, history, export, MEMORY.md, events of the team space
 	actTeamWrite     action = "team.write"     // push, delete, batch to the team space
-	actTeamModerate  action = "team.moderate"  // restore team entries, delete a repo's team memory
+	actTeamModerate  action = "team.moderate"  // restore team entries, redact their history, delete a repo's team memory
 	actPersonalRead  action = "personal.read"  // the caller's own personal space
 	actPersonalWrite action = "personal.write" // the caller's own personal space
 	actOrgRead       action = "org.read"       // org settings and limits, repo list

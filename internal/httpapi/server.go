@@ -51,12 +51,14 @@ type Server struct {
 	log     *slog.Logger
 	metrics *telemetry.Metrics
 	writer  *teammem.Writer
-	touch   keyToucher
-	limiter *writeLimiter
-	events  events.Broker
-	router  chi.Router
-	cache   *cache
-	served  atomic.Int64 // requests begun, for trimWhenIdle
+	// retention is the hourly sweep of tombstones and history (history.go).
+	retention *teammem.Retention
+	touch     keyToucher
+	limiter   *writeLimiter
+	events    events.Broker
+	router    chi.Router
+	cache     *cache
+	served    atomic.Int64 // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -86,6 +88,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	return s
 }
@@ -206,8 +209,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // Run does the server's background work until ctx ends: applying other
-// replicas' cache invalidations, flushing key last-use times and purging
-// expired tombstones. It flushes once more on exit.
+// replicas' cache invalidations, flushing key last-use times and the
+// retention sweep (expired tombstones, history beyond each org's
+// retention), at start and hourly. It flushes once more on exit.
 func (s *Server) Run(ctx context.Context) {
 	go s.watchInvalidations(ctx)
 	go s.trimWhenIdle(ctx, 500*time.Millisecond)
@@ -215,7 +219,7 @@ func (s *Server) Run(ctx context.Context) {
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
-	s.purgeTombstones(ctx)
+	s.sweepRetention(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -224,7 +228,7 @@ func (s *Server) Run(ctx context.Context) {
 		case <-flush.C:
 			s.flushKeyUse(ctx)
 		case <-purge.C:
-			s.purgeTombstones(ctx)
+			s.sweepRetention(ctx)
 		}
 	}
 }
@@ -258,18 +262,5 @@ func (s *Server) flushKeyUse(ctx context.Context) {
 		if err := s.store.KeysTouch(ctx, used); err != nil {
 			s.log.WarnContext(ctx, "recording key use failed", "error", err.Error())
 		}
-	}
-}
-
-func (s *Server) purgeTombstones(ctx context.Context) {
-	if s.cfg.TombstoneRetention <= 0 {
-		return
-	}
-	n, err := s.store.TombstonesPurge(ctx, time.Now().Add(-s.cfg.TombstoneRetention))
-	if err != nil {
-		s.log.WarnContext(ctx, "tombstone purge failed", "error", err.Error())
-	} else if n > 0 {
-		s.cache.reset()
-		s.log.InfoContext(ctx, "purged expired tombstones", "count", n)
 	}
 }

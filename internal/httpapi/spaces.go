@@ -145,8 +145,13 @@ func actorOf(r *http.Request, p teammem.Principal) teammem.Actor {
 }
 
 // deleteSpace serves DELETE .../{scope}: every live entry becomes a
-// tombstone in one version (for team spaces an admin's moderation).
+// tombstone in one version (for team spaces an admin's moderation). With
+// ?purge=history every recorded version of the space goes too.
 func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
+	purge, err := purgeParam(r)
+	if err != nil {
+		return err
+	}
 	sr, err := s.resolveSpace(r, true)
 	if err != nil {
 		return err
@@ -171,7 +176,14 @@ func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.audit(r.Context(), sr.p, "space.delete", sr.slug, string(sr.scope), map[string]any{"entries": len(res.Deleted)})
+	details := map[string]any{"entries": len(res.Deleted)}
+	if purge {
+		err = s.purgeHistory(r.Context(), sr, res.Space.ID, details)
+	}
+	s.audit(r.Context(), sr.p, "space.delete", sr.slug, string(sr.scope), details)
+	if err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, writeResponseOf(res))
 	return nil
 }
