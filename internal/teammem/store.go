@@ -120,7 +120,8 @@ type Store interface {
 	// newest version, which is its live content or its delete marker. It
 	// deletes in transactions of at most p.Batch rows, so other writers
 	// wait for one batch at most, then scrubs as VersionRedact does when it
-	// deleted anything.
+	// deleted anything. An error after some batches committed leaves those
+	// deleted; the counts say how far it got.
 	VersionsPurge(ctx context.Context, orgID int64, p VersionsPurgeParams) (VersionsPurged, error)
 	// SpaceVersionsPurge deletes every recorded version of a space, in
 	// batches as VersionsPurge does, and scrubs; the space's entries and

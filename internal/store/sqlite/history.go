@@ -96,7 +96,8 @@ const (
 		SELECT id FROM entry_versions WHERE +org_id = ? AND space_id = ? LIMIT ?)`
 )
 
-// VersionsPurge deletes an org's versions beyond its retention, in batches.
+// VersionsPurge deletes an org's versions beyond its retention, in batches,
+// then scrubs when it deleted any.
 func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
 	var res teammem.VersionsPurged
 	batch := p.BatchSize()
@@ -115,6 +116,9 @@ func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.Versions
 		if err := db.purgeByCount(ctx, orgID, p.MaxPerKey, batch, del); err != nil {
 			return res, err
 		}
+	}
+	if res.Versions == 0 {
+		return res, nil
 	}
 	return res, db.scrub(ctx)
 }
