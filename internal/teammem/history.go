@@ -89,8 +89,9 @@ type SweepResult struct {
 }
 
 // Sweep purges expired tombstones, then each org's history beyond its
-// retention. An org that fails does not keep the others from being swept;
-// the errors are returned together.
+// retention, then scrubs what it deleted (Store.HistoryScrub). An org that
+// fails does not keep the others from being swept; the errors are
+// returned together.
 func (r *Retention) Sweep(ctx context.Context) (SweepResult, error) {
 	var res SweepResult
 	now := time.Now()
@@ -122,6 +123,12 @@ func (r *Retention) Sweep(ctx context.Context) (SweepResult, error) {
 		res.Batches += n.Batches
 		if err != nil {
 			errs = append(errs, fmt.Errorf("purge history of org %s: %w", o.Slug, err))
+		}
+	}
+	// Once for every org: on Postgres a scrub is a VACUUM of the table.
+	if res.Versions > 0 {
+		if err := r.Store.HistoryScrub(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("scrub purged history: %w", err))
 		}
 	}
 	return res, errors.Join(errs...)

@@ -264,6 +264,7 @@ func explainExercise(t *testing.T, db *postgres.DB, f explainFixture) {
 	must("VersionsPurge", err)
 	_, err = db.SpaceVersionsPurge(ctx, f.org, f.space)
 	must("SpaceVersionsPurge", err)
+	must("HistoryScrub", db.HistoryScrub(ctx))
 
 	must("AuditAppend", db.AuditAppend(ctx, newOrg.ID, teammem.AuditEvent{ActorID: 0, Action: "explain"}))
 	_, err = db.AuditList(ctx, f.org, teammem.AuditFilter{})

@@ -13,8 +13,8 @@ import (
 // Erasing history. A redaction or purge updates or deletes rows, which no
 // query can read afterwards; but MVCC keeps the old row versions in the
 // table (and in its TOAST table, for long contents) until VACUUM prunes
-// them. So after each redaction and each purge that deleted something the
-// driver runs a plain VACUUM of entry_versions, outside any transaction.
+// them. So after each redaction and purge the driver runs a plain VACUUM of
+// entry_versions, outside any transaction (once per sweep, HistoryScrub).
 // That makes the space reusable; it does not promise that the bytes are
 // overwritten at once: a pruned page's free space, the WAL segments not yet
 // recycled, replicas' and archived WAL, and backups may still hold them
@@ -93,8 +93,7 @@ const (
 		SELECT id FROM entry_versions WHERE org_id = $1 AND space_id = $2 ORDER BY id LIMIT $3 FOR UPDATE)`
 )
 
-// VersionsPurge deletes an org's versions beyond its retention, in batches,
-// then vacuums when it deleted any.
+// VersionsPurge deletes an org's versions beyond its retention, in batches.
 func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
 	var res teammem.VersionsPurged
 	batch := p.BatchSize()
@@ -117,10 +116,7 @@ func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.Versions
 			return res, err
 		}
 	}
-	if res.Versions == 0 {
-		return res, nil
-	}
-	return res, db.vacuum(ctx)
+	return res, nil
 }
 
 // purgeByAge hands del the org's aged versions, batch by batch.
@@ -207,6 +203,9 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 	}
 	return total, db.vacuum(ctx)
 }
+
+// HistoryScrub vacuums entry_versions (see vacuum).
+func (db *DB) HistoryScrub(ctx context.Context) error { return db.vacuum(ctx) }
 
 // vacuum prunes the row versions that redactions and purges left dead in
 // entry_versions and its TOAST table. VACUUM cannot run in a transaction:

@@ -125,6 +125,9 @@ func TestErasedBytesLeaveTheFiles(t *testing.T) {
 			if _, err := e.db.VersionsPurge(e.ctx, e.org.ID, teammem.VersionsPurgeParams{MaxPerKey: 1}); err != nil {
 				t.Fatal(err)
 			}
+			if err := e.db.HistoryScrub(e.ctx); err != nil { // as the sweep does
+				t.Fatal(err)
+			}
 		},
 	}
 	for name, erase := range erasures {
@@ -174,6 +177,9 @@ func TestPurgeShrinksTheFile(t *testing.T) {
 	}
 	before := size()
 	if _, err := e.db.VersionsPurge(e.ctx, e.org.ID, teammem.VersionsPurgeParams{MaxPerKey: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.HistoryScrub(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if after := size(); after > before/4 {

@@ -96,8 +96,7 @@ const (
 		SELECT id FROM entry_versions WHERE +org_id = ? AND space_id = ? LIMIT ?)`
 )
 
-// VersionsPurge deletes an org's versions beyond its retention, in batches,
-// then scrubs when it deleted any.
+// VersionsPurge deletes an org's versions beyond its retention, in batches.
 func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
 	var res teammem.VersionsPurged
 	batch := p.BatchSize()
@@ -117,10 +116,7 @@ func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.Versions
 			return res, err
 		}
 	}
-	if res.Versions == 0 {
-		return res, nil
-	}
-	return res, db.scrub(ctx)
+	return res, nil
 }
 
 // purgeByAge hands del the org's aged versions, batch by batch.
@@ -256,6 +252,9 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 	}
 	return total, db.scrub(ctx)
 }
+
+// HistoryScrub zeroes what deletes freed out of the files (see scrub).
+func (db *DB) HistoryScrub(ctx context.Context) error { return db.scrub(ctx) }
 
 // vacuumStep is the most pages one incremental vacuum step moves.
 const vacuumStep = 1000
