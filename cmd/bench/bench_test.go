@@ -95,6 +95,17 @@ func TestGenerateConsistent(t *testing.T) {
 	if err != nil || sp.Checksum != s.checksum || sp.EntryCount != 24 { // 25 entries, one a tombstone
 		t.Fatalf("team space of %s: %+v, %v; want checksum %s", s.slug, sp, err, s.checksum)
 	}
+	// The retention sweep finds the generated excess: every version past
+	// the default 90 days (3 of the 25 entries of each team space, 1 of the
+	// 2 of each personal space) and the crowded MEMORY.md's versions over
+	// the cap of 100 (repo 0's: 120 older ones and its write).
+	swept, _, err := sweepInto(t.Context(), dsn)
+	if err != nil || swept.Versions != 12*3+12*1+21 || swept.Orgs != 3 {
+		t.Fatalf("retention sweep of the generated database = %+v, %v", swept, err)
+	}
+	if err := fsck(t.Context(), dsn, io.Discard); err != nil {
+		t.Fatal(err)
+	}
 	// A second run appends past the existing ids instead of colliding.
 	if _, _, err := generateInto(t.Context(), dsn, genSpec{orgs: 1, repos: 2, entries: 3, entryBytes: 100}); err != nil {
 		t.Fatalf("second generation: %v", err)

@@ -17,6 +17,12 @@ import (
 // space and a personal space, entries with their history and some
 // tombstones, and audit events. Heads are consistent (teammem.Fsck passes):
 // checksums come from teammem.EntryChecksum and SpaceChecksum.
+//
+// Some history is beyond the default retention, so that a retention sweep
+// has work: every oldMod-th entry has an older version from oldAge ago, and
+// the MEMORY.md of every crowdedMod-th team space has crowdedVersions
+// recent versions, more than the default cap. Their contents are prefixes
+// of the entry's, so they cost a hash each and no text generation.
 
 // genSpec sizes a generated database.
 type genSpec struct {
@@ -29,6 +35,11 @@ const (
 	auditPerOrg  = 20
 	tombstoneMod = 20 // every 20th entry is a tombstone
 	genClient    = "bench-generator"
+
+	oldMod          = 8                    // every 8th entry has a version past the retention
+	oldAge          = 200 * 24 * time.Hour // older than the default 90 days
+	crowdedMod      = 25                   // every 25th team space has a crowded MEMORY.md
+	crowdedVersions = 120                  // over the default cap of 100 versions
 )
 
 // genSample is one generated repo the scale workload uses.
@@ -85,7 +96,11 @@ type generator struct {
 	out  sink
 	now  time.Time
 	next map[string]int64 // next id per serial table
-	res  genResult
+	// nextOlder is the next id of an older version. Older versions get the
+	// lowest ids of the run, as on a server that wrote them long ago, so
+	// they sit together at the start of the table, as they would.
+	nextOlder int64
+	res       genResult
 }
 
 // generate writes spec's rows to out.
@@ -98,6 +113,8 @@ func generate(ctx context.Context, out sink, spec genSpec) (genResult, error) {
 		}
 		g.next[t] = n + 1
 	}
+	g.nextOlder = g.next["entry_versions"]
+	g.next["entry_versions"] += olderVersions(spec)
 	orgs := make([]genOrg, spec.orgs)
 	for i := range orgs {
 		o, err := g.org(ctx)
@@ -118,6 +135,25 @@ func generate(ctx context.Context, out sink, spec genSpec) (genResult, error) {
 		}
 	}
 	return g.res, out.finish(ctx)
+}
+
+// olderVersions counts the older versions spec's spaces get (see entries).
+func olderVersions(spec genSpec) int64 {
+	n := int64(0)
+	for r := range spec.repos {
+		n += olderOf(spec.entries, r%crowdedMod == 0) + olderOf(max(1, spec.entries/10), false)
+	}
+	return n
+}
+
+// olderOf counts the older versions of a space of n entries: one for every
+// entry i with i%oldMod == 1, and crowdedVersions more when crowded.
+func olderOf(n int, crowded bool) int64 {
+	old := int64((n + oldMod - 2) / oldMod)
+	if crowded && n > 0 {
+		return old + crowdedVersions
+	}
+	return old
 }
 
 // id hands out the next id of a serial table.
@@ -188,12 +224,12 @@ func (g *generator) repo(ctx context.Context, o genOrg, r int) (genSample, error
 		return genSample{}, err
 	}
 	g.res.repos++
-	sum, err := g.space(ctx, o, id, 0, g.spec.entries)
+	sum, err := g.space(ctx, o, id, 0, g.spec.entries, r%crowdedMod == 0)
 	if err != nil {
 		return genSample{}, err
 	}
 	owner := o.users[r%len(o.users)]
-	if _, err := g.space(ctx, o, id, owner, max(1, g.spec.entries/10)); err != nil {
+	if _, err := g.space(ctx, o, id, owner, max(1, g.spec.entries/10), false); err != nil {
 		return genSample{}, err
 	}
 	return genSample{key: o.key, slug: slug, checksum: sum}, nil
@@ -206,13 +242,22 @@ type genEntry struct {
 	version                int64 // version of its last change (the delete, for a tombstone)
 	deleted                bool
 	at                     time.Time
+	older                  []genVersion // versions before its write, oldest first
+}
+
+// genVersion is an older version of an entry.
+type genVersion struct {
+	version int64
+	content string
+	at      time.Time
 }
 
 // space writes a space of n entries (the team space when user is 0) and
-// returns its checksum.
-func (g *generator) space(ctx context.Context, o genOrg, repoID, user int64, n int) (string, error) {
+// returns its checksum. A crowded space's MEMORY.md has crowdedVersions
+// older versions.
+func (g *generator) space(ctx context.Context, o genOrg, repoID, user int64, n int, crowded bool) (string, error) {
 	id := g.id("spaces")
-	entries := g.entries(id, n)
+	entries := g.entries(id, n, crowded)
 	version, sums, total := int64(0), map[string]string{}, int64(0)
 	for _, e := range entries {
 		version = max(version, e.version)
@@ -238,16 +283,31 @@ func (g *generator) space(ctx context.Context, o genOrg, repoID, user int64, n i
 	return sum, nil
 }
 
-// entries makes a space's entries: entry i written at version i+1, every
-// tombstoneMod-th deleted afterwards, sizes spread around entryBytes.
-func (g *generator) entries(spaceID int64, n int) []genEntry {
+// entries makes a space's entries. The older versions come first, as
+// versions 1 to h of the space (one commit may write several keys); then
+// entry i is written at version h+i+1 and every tombstoneMod-th is deleted
+// afterwards. Sizes spread around entryBytes.
+func (g *generator) entries(spaceID int64, n int, crowded bool) []genEntry {
+	h := int64((n + oldMod - 2) / oldMod) // entries i with i%oldMod == 1
+	if crowded && n > 0 {
+		h = max(h, crowdedVersions) // MEMORY.md's older versions
+	}
 	out := make([]genEntry, n)
-	deletes := int64(n)
+	deletes := h + int64(n)
 	for i := range out {
 		size := g.spec.entryBytes/2 + (i*37)%max(1, g.spec.entryBytes)
 		content := prose(uint64(spaceID)<<20|uint64(i), size)
-		e := genEntry{key: genKey(i), content: content, checksum: teammem.EntryChecksum(content), written: int64(i + 1), version: int64(i + 1),
+		e := genEntry{key: genKey(i), content: content, checksum: teammem.EntryChecksum(content), written: h + int64(i+1), version: h + int64(i+1),
 			at: g.now.Add(-time.Duration(n-i) * time.Minute)}
+		switch {
+		case i == 0 && crowded:
+			for v := range int64(crowdedVersions) {
+				e.older = append(e.older, genVersion{version: v + 1, content: content[:1+int(v)*(len(content)-1)/crowdedVersions],
+					at: e.at.Add(-time.Duration(crowdedVersions-v) * time.Hour)})
+			}
+		case i%oldMod == 1:
+			e.older = []genVersion{{version: int64(i/oldMod + 1), content: content[:len(content)/2], at: g.now.Add(-oldAge)}}
+		}
 		if i%tombstoneMod == tombstoneMod-1 {
 			deletes++
 			e.deleted, e.version = true, deletes
@@ -270,7 +330,13 @@ func genKey(i int) string {
 // a tombstone.
 func (g *generator) entry(ctx context.Context, o genOrg, spaceID int64, e genEntry) error {
 	author, size := o.users[0], int64(len(e.content))
-	rows := [][]any{{g.id("entry_versions"), o.id, spaceID, e.key, e.written, "write", e.checksum, size, e.content, author, genClient, e.at}}
+	var rows [][]any
+	for _, v := range e.older {
+		rows = append(rows, []any{g.nextOlder, o.id, spaceID, e.key, v.version, "write", teammem.EntryChecksum(v.content),
+			int64(len(v.content)), v.content, author, genClient, v.at})
+		g.nextOlder++
+	}
+	rows = append(rows, []any{g.id("entry_versions"), o.id, spaceID, e.key, e.written, "write", e.checksum, size, e.content, author, genClient, e.at})
 	head := []any{o.id, spaceID, e.key, e.content, e.checksum, size, e.version, false, author, genClient, e.at}
 	if e.deleted {
 		at := e.at.Add(time.Second)

@@ -37,6 +37,11 @@ type Config struct {
 	LogFormat          string
 	LogLevel           string
 	ShutdownTimeout    time.Duration
+
+	// HistoryRetentionDays and HistoryMaxVersions are the history
+	// retention of every org that sets none of its own.
+	HistoryRetentionDays int
+	HistoryMaxVersions   int
 }
 
 // envVars lists every environment variable the server reads; a test checks
@@ -44,6 +49,7 @@ type Config struct {
 var envVars = []string{
 	"TEAMMEM_ADDR", "TEAMMEM_METRICS_ADDR", "TEAMMEM_METRICS_TOKEN", "TEAMMEM_DATABASE_URL", "TEAMMEM_DEFAULT_MAX_ENTRIES",
 	"TEAMMEM_MAX_ENTRY_BYTES", "TEAMMEM_MAX_BODY_BYTES", "TEAMMEM_SECRET_POLICY", "TEAMMEM_TOMBSTONE_RETENTION",
+	"TEAMMEM_HISTORY_RETENTION", "TEAMMEM_HISTORY_MAX_VERSIONS",
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_WRITE_RATE", "TEAMMEM_WRITE_BURST", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
 }
 
@@ -71,6 +77,9 @@ func defaultConfig() Config {
 		LogFormat:          "json",
 		LogLevel:           "info",
 		ShutdownTimeout:    15 * time.Second,
+
+		HistoryRetentionDays: teammem.DefaultServerDefaults.HistoryRetentionDays,
+		HistoryMaxVersions:   teammem.DefaultServerDefaults.HistoryMaxVersions,
 	}
 }
 
@@ -112,6 +121,14 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	c.MaxBodyBytes = int64(body)
 	str("TEAMMEM_SECRET_POLICY", &c.SecretPolicy)
 	duration("TEAMMEM_TOMBSTONE_RETENTION", &c.TombstoneRetention)
+	if v := getenv("TEAMMEM_HISTORY_RETENTION"); v != "" {
+		days, err := parseDays(v)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("TEAMMEM_HISTORY_RETENTION=%q %v", v, err))
+		}
+		c.HistoryRetentionDays = days
+	}
+	integer("TEAMMEM_HISTORY_MAX_VERSIONS", &c.HistoryMaxVersions)
 	str("TEAMMEM_BOOTSTRAP_KEY", &c.BootstrapKey)
 	str("TEAMMEM_ADMIN_KEY", &c.AdminKey)
 	if v := getenv("TEAMMEM_WRITE_RATE"); v != "" {
@@ -142,6 +159,10 @@ func (c *Config) bindFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body in bytes (TEAMMEM_MAX_BODY_BYTES)")
 	fs.StringVar(&c.SecretPolicy, "secret-policy", c.SecretPolicy, "skip or reject entries holding secrets, unless the org sets its own (TEAMMEM_SECRET_POLICY)")
 	fs.DurationVar(&c.TombstoneRetention, "tombstone-retention", c.TombstoneRetention, "how long deletions are remembered (TEAMMEM_TOMBSTONE_RETENTION)")
+	fs.Var((*daysValue)(&c.HistoryRetentionDays), "history-retention",
+		"how long entry versions are kept, as days (90d) or whole days as a duration (2160h), unless the org sets its own (TEAMMEM_HISTORY_RETENTION)")
+	fs.IntVar(&c.HistoryMaxVersions, "history-max-versions", c.HistoryMaxVersions,
+		"versions kept per entry, unless the org sets its own (TEAMMEM_HISTORY_MAX_VERSIONS)")
 	fs.Float64Var(&c.WriteRate, "write-rate", c.WriteRate, "writes per second per API key before 429; 0 disables (TEAMMEM_WRITE_RATE)")
 	fs.IntVar(&c.WriteBurst, "write-burst", c.WriteBurst, "writes a key may burst above the rate (TEAMMEM_WRITE_BURST)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json or text (TEAMMEM_LOG_FORMAT)")
@@ -169,6 +190,12 @@ func (c Config) validate() error {
 	}
 	if c.TombstoneRetention < time.Minute {
 		errs = append(errs, "TEAMMEM_TOMBSTONE_RETENTION must be at least 1m")
+	}
+	if c.HistoryRetentionDays < 1 || c.HistoryRetentionDays > teammem.MaxHistoryRetentionDays {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_HISTORY_RETENTION must be between 1d and %dd", teammem.MaxHistoryRetentionDays))
+	}
+	if c.HistoryMaxVersions < 1 || c.HistoryMaxVersions > teammem.MaxHistoryMaxVersions {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_HISTORY_MAX_VERSIONS must be between 1 and %d", teammem.MaxHistoryMaxVersions))
 	}
 	if c.BootstrapKey != "" && len(c.BootstrapKey) < teammem.MinKeyLength {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_BOOTSTRAP_KEY must be at least %d characters", teammem.MinKeyLength))
@@ -205,8 +232,40 @@ func (c Config) metricsListener() bool { return c.MetricsAddr != "" && c.Metrics
 
 // defaults returns the domain defaults the configuration implies.
 func (c Config) defaults() teammem.ServerDefaults {
-	return teammem.ServerDefaults{MaxEntries: c.DefaultMaxEntries, MaxEntryBytes: c.MaxEntryBytes, SecretPolicy: teammem.SecretPolicy(c.SecretPolicy)}
+	return teammem.ServerDefaults{MaxEntries: c.DefaultMaxEntries, MaxEntryBytes: c.MaxEntryBytes, SecretPolicy: teammem.SecretPolicy(c.SecretPolicy),
+		HistoryRetentionDays: c.HistoryRetentionDays, HistoryMaxVersions: c.HistoryMaxVersions}
 }
+
+// parseDays reads a history retention: days ("90d", or a bare "90") or a
+// Go duration of whole days ("2160h"), since orgs set it in days.
+func parseDays(v string) (int, error) {
+	if n, err := strconv.Atoi(strings.TrimSuffix(v, "d")); err == nil {
+		return n, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d%(24*time.Hour) != 0 {
+		return 0, fmt.Errorf("is not a number of days like 90d or a duration of whole days like 2160h")
+	}
+	return int(d / (24 * time.Hour)), nil
+}
+
+// daysValue is a flag holding a number of days, in parseDays's syntax.
+type daysValue int
+
+func (d *daysValue) String() string { return strconv.Itoa(int(*d)) + "d" }
+
+// Set parses a flag value.
+func (d *daysValue) Set(v string) error {
+	n, err := parseDays(v)
+	if err != nil {
+		return fmt.Errorf("%q %w", v, err)
+	}
+	*d = daysValue(n)
+	return nil
+}
+
+// Type names the value in --help.
+func (d *daysValue) Type() string { return "days" }
 
 // String prints the configuration with secrets redacted.
 func (c Config) String() string {
@@ -222,6 +281,7 @@ func (c Config) String() string {
 	if c.MetricsToken != "" {
 		metricsToken = "***"
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s write_rate=%g write_burst=%d bootstrap_key=%s admin_key=%s",
-		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention, c.WriteRate, c.WriteBurst, key, admin)
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d write_rate=%g write_burst=%d bootstrap_key=%s admin_key=%s",
+		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention,
+		c.HistoryRetentionDays, c.HistoryMaxVersions, c.WriteRate, c.WriteBurst, key, admin)
 }

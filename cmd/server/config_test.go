@@ -150,3 +150,52 @@ func envNames(n yaml.Node) []string {
 	}
 	return out
 }
+
+// TestConfigHistoryRetention reads the history retention as days or as a
+// duration of whole days, from the variable and from the flag, and names
+// the variable when a value is wrong.
+func TestConfigHistoryRetention(t *testing.T) {
+	for v, want := range map[string]int{"30d": 30, "45": 45, "720h": 30} {
+		c := defaultConfig()
+		if err := c.loadEnv(envOf(map[string]string{"TEAMMEM_HISTORY_RETENTION": v, "TEAMMEM_HISTORY_MAX_VERSIONS": "7"})); err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		if c.HistoryRetentionDays != want || c.HistoryMaxVersions != 7 || c.validate() != nil {
+			t.Errorf("TEAMMEM_HISTORY_RETENTION=%s: %d days, %d versions, %v", v, c.HistoryRetentionDays, c.HistoryMaxVersions, c.validate())
+		}
+		if d := c.defaults(); d.HistoryRetentionDays != want || d.HistoryMaxVersions != 7 {
+			t.Errorf("defaults = %+v", d)
+		}
+	}
+	c := defaultConfig()
+	if c.HistoryRetentionDays != 90 || c.HistoryMaxVersions != 100 || !strings.Contains(c.String(), "history_retention=90d") {
+		t.Fatalf("built-in history retention: %s", c)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	c.bindFlags(fs)
+	if err := fs.Parse([]string{"--history-retention", "2160h", "--history-max-versions", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.HistoryRetentionDays != 90 || c.HistoryMaxVersions != 3 {
+		t.Fatalf("flags: %d days, %d versions", c.HistoryRetentionDays, c.HistoryMaxVersions)
+	}
+	if err := fs.Parse([]string{"--history-retention", "36h"}); err == nil {
+		t.Fatal("--history-retention 36h (not whole days) accepted")
+	}
+	for _, v := range []string{"36h", "ninety", "90 days"} {
+		c := defaultConfig()
+		if err := c.loadEnv(envOf(map[string]string{"TEAMMEM_HISTORY_RETENTION": v})); err == nil || !strings.Contains(err.Error(), "TEAMMEM_HISTORY_RETENTION") {
+			t.Errorf("TEAMMEM_HISTORY_RETENTION=%s: %v", v, err)
+		}
+	}
+	for name, mutate := range map[string]func(*Config){
+		"TEAMMEM_HISTORY_RETENTION":    func(c *Config) { c.HistoryRetentionDays = 0 },
+		"TEAMMEM_HISTORY_MAX_VERSIONS": func(c *Config) { c.HistoryMaxVersions = 0 },
+	} {
+		c := defaultConfig()
+		mutate(&c)
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("validate with bad %s = %v", name, err)
+		}
+	}
+}

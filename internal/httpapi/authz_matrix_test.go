@@ -100,10 +100,14 @@ func matrixRows() []matrixRow {
 		{"POST", v1 + "/team/entries/a.md/restore", `{"version":1}`, expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 404)...)},
 		{"DELETE", v1 + "/personal/entries/p.md", "", expect(404, with(teamWrite, pMember, 204, pOther, 404)...)},
 		{"DELETE", v1 + "/team/entries/a.md", "", expect(204, with(teamWrite, pOther, 404)...)},
+		// Redacting needs the entry's content no longer live: after the deletes above.
+		{"POST", v1 + "/team/entries/a.md/history/1/redact", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 404)...)},
+		{"POST", v1 + "/personal/entries/p.md/history/1/redact", "", expect(404, with(teamWrite, pMember, 200, pOther, 404)...)},
 		{"PATCH", "/v1/org", `{"name":"Acme by {p}"}`, expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 200)...)},
 		{"POST", "/v1/org/users", `{"handle":"new-{p}","role":"member"}`, expect(403, with(unauth, pAdmin, 201, pOwner, 201, pOther, 201)...)},
 		{"POST", "/v1/org/keys", `{"name":"k-{p}"}`, expect(201, with(unauth, pReadOnly, 403)...)},
 		{"DELETE", v1 + "/team", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 200)...)},
+		{"DELETE", v1 + "/team?purge=history", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 200)...)},
 	}
 }
 

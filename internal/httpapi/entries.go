@@ -178,8 +178,12 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
 }
 
 // postEntry serves POST .../entries/{key}/restore {"version": N}: that
-// version's content is written back as a new version.
+// version's content is written back as a new version. A path ending in
+// /history/{version}/redact redacts that version instead (history.go).
 func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
+	if key, version, ok := redactPath(chi.URLParam(r, "*")); ok {
+		return s.redactVersion(w, r, key, version)
+	}
 	key, err := entryKey(r, "/restore")
 	if err != nil {
 		return err
@@ -206,10 +210,11 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	if v.Op == teammem.OpDelete {
-		return teammem.Errorf(teammem.EInvalid, "version %d of %q is a deletion; restore a version that has content", body.Version, key)
+	up, err := teammem.RestoreUpsert(v) // refuses deletions and redacted versions
+	if err != nil {
+		return err
 	}
-	call := writeCall(r, sr.p, apiV1, sr.slug, sr.scope, teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{{Key: key, Content: v.Content}}})
+	call := writeCall(r, sr.p, apiV1, sr.slug, sr.scope, teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{up}})
 	call.Moderate = true
 	call.Audit = []teammem.AuditEvent{{Action: "entry.restore", Target: key, Details: map[string]any{"scope": sr.scope, "version": body.Version}}}
 	res, err := s.writer.Write(r.Context(), call)

@@ -27,6 +27,9 @@ type limitsView struct {
 	MaxEntryBytes   int                  `json:"max_entry_bytes"`
 	SecretPolicy    teammem.SecretPolicy `json:"secret_policy"`
 	AutoCreateRepos bool                 `json:"auto_create_repos"`
+	// HistoryRetentionDays and HistoryMaxVersions bound entry history.
+	HistoryRetentionDays int `json:"history_retention_days"`
+	HistoryMaxVersions   int `json:"history_max_versions"`
 }
 
 // orgPatch is the body of PATCH /v1/org; absent (or null) fields stay as
@@ -45,6 +48,12 @@ type orgPatch struct {
 	SecretAllowlist *teammem.Allowlist `json:"secret_allowlist"`
 	// AutoCreateRepos says whether a first push creates a repo.
 	AutoCreateRepos *bool `json:"auto_create_repos"`
+	// HistoryRetentionDays keeps entry versions this many days; 0 returns
+	// to the server default.
+	HistoryRetentionDays *int `json:"history_retention_days"`
+	// HistoryMaxVersions keeps at most this many versions per entry; 0
+	// returns to the server default.
+	HistoryMaxVersions *int `json:"history_max_versions"`
 }
 
 // Bounds of the allowlist, so one org cannot make every scan slow.
@@ -57,7 +66,8 @@ const (
 func (s *Server) orgResponse(o teammem.Org) orgResponse {
 	l := o.Limits(s.cfg.Defaults)
 	return orgResponse{Org: orgView(o), Limits: limitsView{MaxEntries: l.MaxEntries, MaxEntryBytes: l.MaxEntryBytes,
-		SecretPolicy: l.SecretPolicy, AutoCreateRepos: l.AutoCreateRepos}}
+		SecretPolicy: l.SecretPolicy, AutoCreateRepos: l.AutoCreateRepos,
+		HistoryRetentionDays: l.HistoryRetentionDays, HistoryMaxVersions: l.HistoryMaxVersions}}
 }
 
 // orgView returns o as it goes on the wire: allowlist lists are [] rather
@@ -195,7 +205,8 @@ func (s *Server) patchSettings(set *teammem.OrgSettings, b orgPatch) ([]string, 
 		set.AutoCreateRepos = &v
 		changed = append(changed, "auto_create_repos")
 	}
-	return changed, nil
+	history, err := patchHistory(set, b)
+	return append(changed, history...), err
 }
 
 func validateAllowlist(a teammem.Allowlist) error {
@@ -231,6 +242,10 @@ func orgAuditDetails(o teammem.Org, changed []string) map[string]any {
 			d["allowlist_regexes"] = len(st.SecretAllowlist.Regexes)
 		case "auto_create_repos":
 			d["auto_create_repos"] = st.AutoCreateRepos != nil && *st.AutoCreateRepos
+		case "history_retention_days":
+			d["history_retention_days"] = st.HistoryRetentionDays
+		case "history_max_versions":
+			d["history_max_versions"] = st.HistoryMaxVersions
 		}
 	}
 	return d

@@ -53,10 +53,12 @@ type Server struct {
 	log     *slog.Logger
 	metrics *telemetry.Metrics
 	writer  *teammem.Writer
-	touch   keyToucher
-	limiter *writeLimiter
-	events  events.Broker
-	router  chi.Router
+	// retention is the hourly sweep of tombstones and history (history.go).
+	retention *teammem.Retention
+	touch     keyToucher
+	limiter   *writeLimiter
+	events    events.Broker
+	router    chi.Router
 	// routeLabels holds every route template, as chi reports a matched one:
 	// the only route label values besides telemetry.RouteUnmatched.
 	routeLabels map[string]bool
@@ -91,6 +93,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
 	s.writer = &teammem.Writer{Store: store, Env: s, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
 	return s
@@ -172,8 +175,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // Run does the server's background work until ctx ends: applying other
-// replicas' cache invalidations, flushing key last-use times and purging
-// expired tombstones. It flushes once more on exit.
+// replicas' cache invalidations, flushing key last-use times and the
+// retention sweep (expired tombstones, history beyond each org's
+// retention), at start and hourly. It flushes once more on exit.
 func (s *Server) Run(ctx context.Context) {
 	go s.watchInvalidations(ctx)
 	go s.trimWhenIdle(ctx, 500*time.Millisecond)
@@ -181,7 +185,7 @@ func (s *Server) Run(ctx context.Context) {
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
-	s.purgeTombstones(ctx)
+	s.sweepRetention(ctx)
 	s.initOrgMetrics(ctx)
 	for {
 		select {
@@ -192,7 +196,7 @@ func (s *Server) Run(ctx context.Context) {
 			s.flushKeyUse(ctx)
 			s.initOrgMetrics(ctx)
 		case <-purge.C:
-			s.purgeTombstones(ctx)
+			s.sweepRetention(ctx)
 		}
 	}
 }
@@ -241,18 +245,5 @@ func (s *Server) flushKeyUse(ctx context.Context) {
 		if err := s.store.KeysTouch(ctx, used); err != nil {
 			s.log.WarnContext(ctx, "recording key use failed", "error", err.Error())
 		}
-	}
-}
-
-func (s *Server) purgeTombstones(ctx context.Context) {
-	if s.cfg.TombstoneRetention <= 0 {
-		return
-	}
-	n, err := s.store.TombstonesPurge(ctx, time.Now().Add(-s.cfg.TombstoneRetention))
-	if err != nil {
-		s.log.WarnContext(ctx, "tombstone purge failed", "error", err.Error())
-	} else if n > 0 {
-		s.cache.reset()
-		s.log.InfoContext(ctx, "purged expired tombstones", "count", n)
 	}
 }

@@ -117,8 +117,13 @@ func (s *Server) v1Call(r *http.Request, req teammem.WriteRequest) (teammem.Writ
 }
 
 // deleteSpace serves DELETE .../{scope}: every live entry becomes a
-// tombstone in one version (for team spaces an admin's moderation).
+// tombstone in one version (for team spaces an admin's moderation). With
+// ?purge=history every recorded version of the space goes too.
 func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
+	purge, err := purgeParam(r)
+	if err != nil {
+		return err
+	}
 	call, err := s.v1Call(r, teammem.WriteRequest{IfMatch: r.Header.Get("If-Match"), DeleteAll: true})
 	if err != nil {
 		return err
@@ -131,6 +136,16 @@ func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.Space.RepoID == 0 { // nothing to delete: the repo does not exist
 		return teammem.Errorf(teammem.ENotFound, "repo %q not found", call.Repo)
+	}
+	if purge {
+		// The purge is its own step after the deletes commit; its audit
+		// row says how many versions it erased.
+		details := map[string]any{}
+		err := s.purgeHistory(r.Context(), call.Principal, res.Space.ID, details)
+		s.audit(r.Context(), call.Principal, "space.history_purge", call.Repo, string(call.Scope), details)
+		if err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, writeResultOf(res))
 	return nil

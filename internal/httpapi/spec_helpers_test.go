@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -269,7 +270,8 @@ func (b *specBundle) findRoute(req *http.Request) (*routers.Route, map[string]st
 
 // routingPath returns the escaped path p of a request with the slashes of
 // an entry key escaped too. It strips the suffix the server reads as an
-// operation, as the server does: "/history" of a GET, "/restore" of a POST.
+// operation, as the server does: "/history" of a GET, "/restore" or
+// "/history/{version}/redact" of a POST.
 func routingPath(method, p string) string {
 	prefix, rest, ok := strings.Cut(p, "/entries/")
 	if !ok || !strings.HasPrefix(prefix, "/v1/repos/") {
@@ -281,10 +283,15 @@ func routingPath(method, p string) string {
 		suffix = "/history"
 	case method == http.MethodPost && strings.HasSuffix(rest, "/restore"):
 		suffix = "/restore"
+	case method == http.MethodPost && redactSuffix.MatchString(rest):
+		suffix = redactSuffix.FindString(rest)
 	}
 	key := strings.TrimSuffix(rest, suffix)
 	return prefix + "/entries/" + strings.ReplaceAll(key, "/", "%2F") + suffix
 }
+
+// redactSuffix is the operation suffix of a redaction.
+var redactSuffix = regexp.MustCompile(`/history/[0-9]+/redact$`)
 
 // checkStreamType does for an endless response what ValidateResponse
 // cannot, its body being unread: the content type is documented.
@@ -383,6 +390,8 @@ func v1SpaceCalls(space string) []call {
 		{Method: http.MethodDelete, Path: entry},
 		{Method: http.MethodGet, Path: entry + "/history"},
 		{Method: http.MethodPost, Path: entry + "/restore", Body: `{"version":1}`},
+		{Method: http.MethodPost, Path: entry + "/history/1/redact"},
+		{Method: http.MethodDelete, Path: space + "?purge=history"},
 	}
 }
 

@@ -178,6 +178,7 @@ func TestRoutingPath(t *testing.T) {
 		{"GET", "/v1/repos/h%2Fa/b/team/entries/n/x.md/history", "/v1/repos/h%2Fa/b/team/entries/n%2Fx.md/history"},
 		{"PUT", "/v1/repos/a/b/team/entries/n/history", "/v1/repos/a/b/team/entries/n%2Fhistory"},
 		{"POST", "/v1/repos/a/b/team/entries/n/x.md/restore", "/v1/repos/a/b/team/entries/n%2Fx.md/restore"},
+		{"POST", "/v1/repos/a/b/team/entries/n/x.md/history/3/redact", "/v1/repos/a/b/team/entries/n%2Fx.md/history/3/redact"},
 	} {
 		if got := routingPath(tc.method, tc.in); got != tc.want {
 			t.Errorf("routingPath(%s, %s) = %s, want %s", tc.method, tc.in, got, tc.want)
@@ -609,11 +610,34 @@ func testV1Entries(t *testing.T, b *specBundle, k v1Callers) {
 	restore(k.admin, 999, 404)
 	restore(k.admin, history.Versions[2].Version, 200)
 
+	// Redaction: never the live content (the restore made the first write's
+	// content live again), never a deletion; then no restore.
+	redact := func(key string, version int64, want int) reply {
+		t.Helper()
+		return b.do(t, call{Method: post, Path: fmt.Sprintf("%s/history/%d/redact", entry, version), Key: key, Want: want})
+	}
+	redact(k.admin, history.Versions[2].Version, 409)
+	redact(k.member, history.Versions[1].Version, 403)
+	redact(k.admin, history.Versions[0].Version, 400)
+	redact(k.admin, 999, 404)
+	red := decode[struct {
+		Key      string               `json:"key"`
+		Redacted teammem.EntryVersion `json:"redacted"`
+	}](t, redact(k.admin, history.Versions[1].Version, 200))
+	if red.Key != "notes/build.md" || !red.Redacted.Redacted() || red.Redacted.RedactedBy != "admin" || red.Redacted.Checksum != "" {
+		t.Errorf("redaction answered %+v", red)
+	}
+	redact(k.owner, history.Versions[1].Version, 200) // again: nothing changes
+	restore(k.admin, history.Versions[1].Version, 410)
+	b.do(t, call{Method: get, Path: entry + "/history", Key: k.viewer, Want: 200})
+
 	// A repo on another host: its owner segment is "host%2Fowner".
 	hosted := "/v1/repos/gitlab.example.com%2Facme/widgets/personal/entries/deep/dir/a.md"
 	b.do(t, call{Method: put, Path: hosted, Key: k.member, Body: "a\n", Header: markdown, Want: 200})
 	b.do(t, call{Method: get, Path: hosted, Key: k.member, Want: 200})
 	b.do(t, call{Method: get, Path: hosted + "/history", Key: k.member, Want: 200})
+	b.do(t, call{Method: put, Path: hosted, Key: k.member, Body: "b\n", Header: markdown, Want: 200})
+	b.do(t, call{Method: post, Path: hosted + "/history/1/redact", Key: k.member, Want: 200})
 }
 
 // testV1Spaces covers repos and spaces: heads, snapshots, batches, changes,
@@ -675,6 +699,10 @@ func testV1Spaces(t *testing.T, b *specBundle, k v1Callers) {
 	b.do(t, call{Method: del, Path: v1Team, Key: k.admin, Header: hdr("If-Match", snap.Header.Get("ETag")), Want: 200})
 	b.do(t, call{Method: del, Path: v1Personal, Key: k.member, Want: 200})
 	b.do(t, call{Method: get, Path: v1Team, Key: k.member, Want: 200}) // empty now
+	b.do(t, call{Method: del, Path: v1Team + "?purge=everything", Key: k.admin, Want: 400})
+	b.do(t, call{Method: del, Path: v1Team + "?purge=history", Key: k.member, Want: 403})
+	b.do(t, call{Method: del, Path: v1Team + "?purge=history", Key: k.admin, Want: 200})
+	b.do(t, call{Method: get, Path: v1Team + "/entries/build.md/history", Key: k.member, Want: 404})
 }
 
 // testV1Org covers the org admin plane: me, settings, users, keys, audit.

@@ -36,18 +36,29 @@ type EntryChange struct {
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame
-// and restore.
+// and restore (until the retention sweep removes it).
+//
+// A redacted version keeps its place in the history (version, op, author,
+// time) but not its content: Content and Checksum are empty, Size is 0, and
+// RedactedAt and RedactedBy say when and by whom. Nothing can restore it.
 type EntryVersion struct {
-	Key       string    `json:"-"`
-	Version   int64     `json:"version"`
-	Op        Op        `json:"op"`
-	Checksum  string    `json:"checksum"`
-	Size      int       `json:"size"`
-	Content   string    `json:"-"`
-	Author    string    `json:"author"`
-	ClientID  string    `json:"client_id,omitempty"`
-	CreatedAt time.Time `json:"time"`
+	Key     string `json:"-"`
+	Version int64  `json:"version"`
+	Op      Op     `json:"op"`
+	// Checksum is empty only for a redacted version: even the hash of
+	// erased content is not kept.
+	Checksum   string     `json:"checksum,omitempty"`
+	Size       int        `json:"size"`
+	Content    string     `json:"-"`
+	Author     string     `json:"author"`
+	ClientID   string     `json:"client_id,omitempty"`
+	CreatedAt  time.Time  `json:"time"`
+	RedactedAt *time.Time `json:"redacted_at,omitempty"`
+	RedactedBy string     `json:"redacted_by,omitempty"` // handle; empty when unknown
 }
+
+// Redacted reports whether the version's content was erased.
+func (v EntryVersion) Redacted() bool { return v.RedactedAt != nil }
 
 // AuditEvent is one line of an org's audit log. Details never hold content
 // or secrets: for secret skips only the rule ids.

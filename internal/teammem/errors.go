@@ -13,7 +13,7 @@ const (
 	EForbidden          = "forbidden"           // 403: the credential may not do this
 	ENotFound           = "not_found"           // 404: the thing does not exist (or is not visible)
 	EConflict           = "conflict"            // 409: a base checksum or unique name no longer holds
-	EGone               = "gone"                // 410: history needed to answer was purged; do a full pull
+	EGone               = "gone"                // 410: what was asked for was erased: purged history (do a full pull), redacted content
 	EPreconditionFailed = "precondition_failed" // 412: If-Match did not match the current checksum
 	ETooLarge           = "too_large"           // 413: a cap (entries, entry bytes, body bytes) was hit
 	ESecretDetected     = "secret_detected"     // 422: content holds a secret and policy rejects it

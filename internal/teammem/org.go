@@ -37,6 +37,10 @@ type OrgSettings struct {
 	SecretAllowlist Allowlist    `json:"secret_allowlist"`
 	// AutoCreateRepos is a pointer so that "unset" (true) differs from false.
 	AutoCreateRepos *bool `json:"auto_create_repos,omitempty"`
+	// HistoryRetentionDays is how long entry versions are kept, in days.
+	HistoryRetentionDays int `json:"history_retention_days,omitempty"`
+	// HistoryMaxVersions is how many versions of one entry are kept.
+	HistoryMaxVersions int `json:"history_max_versions,omitempty"`
 }
 
 // Allowlist names secret-scanner findings an org accepts: whole rules by id,
@@ -67,22 +71,39 @@ type Limits struct {
 	MaxEntryBytes   int
 	SecretPolicy    SecretPolicy
 	AutoCreateRepos bool
+	// HistoryRetentionDays and HistoryMaxVersions bound entry history: the
+	// retention sweep deletes versions older than the days or beyond the
+	// count per entry, always keeping each entry's newest version.
+	HistoryRetentionDays int
+	HistoryMaxVersions   int
 }
 
 // ServerDefaults are the values an org inherits when it sets none.
 type ServerDefaults struct {
-	MaxEntries    int          // TEAMMEM_DEFAULT_MAX_ENTRIES
-	MaxEntryBytes int          // TEAMMEM_MAX_ENTRY_BYTES, also a ceiling for orgs
-	SecretPolicy  SecretPolicy // TEAMMEM_SECRET_POLICY
+	MaxEntries           int          // TEAMMEM_DEFAULT_MAX_ENTRIES
+	MaxEntryBytes        int          // TEAMMEM_MAX_ENTRY_BYTES, also a ceiling for orgs
+	SecretPolicy         SecretPolicy // TEAMMEM_SECRET_POLICY
+	HistoryRetentionDays int          // TEAMMEM_HISTORY_RETENTION
+	HistoryMaxVersions   int          // TEAMMEM_HISTORY_MAX_VERSIONS
 }
 
 // DefaultServerDefaults are the built-in defaults of design §3.
-var DefaultServerDefaults = ServerDefaults{MaxEntries: 500, MaxEntryBytes: 250_000, SecretPolicy: SecretPolicySkip}
+var DefaultServerDefaults = ServerDefaults{MaxEntries: 500, MaxEntryBytes: 250_000, SecretPolicy: SecretPolicySkip,
+	HistoryRetentionDays: 90, HistoryMaxVersions: 100}
+
+// Bounds of an org's own history retention, so that a typo cannot ask for
+// forever; the server's defaults are bounded the same way.
+const (
+	MaxHistoryRetentionDays = 36_500 // a hundred years
+	MaxHistoryMaxVersions   = 1_000_000
+)
 
 // Limits returns the org's effective limits. An org may lower the entry size
-// cap but never raise it above the server's.
+// cap but never raise it above the server's; it may keep history shorter or
+// longer than the server's default.
 func (o Org) Limits(d ServerDefaults) Limits {
-	l := Limits{MaxEntries: d.MaxEntries, MaxEntryBytes: d.MaxEntryBytes, SecretPolicy: d.SecretPolicy, AutoCreateRepos: true}
+	l := Limits{MaxEntries: d.MaxEntries, MaxEntryBytes: d.MaxEntryBytes, SecretPolicy: d.SecretPolicy, AutoCreateRepos: true,
+		HistoryRetentionDays: d.HistoryRetentionDays, HistoryMaxVersions: d.HistoryMaxVersions}
 	s := o.Settings
 	if s.MaxEntries > 0 {
 		l.MaxEntries = s.MaxEntries
@@ -95,6 +116,12 @@ func (o Org) Limits(d ServerDefaults) Limits {
 	}
 	if s.AutoCreateRepos != nil {
 		l.AutoCreateRepos = *s.AutoCreateRepos
+	}
+	if s.HistoryRetentionDays > 0 {
+		l.HistoryRetentionDays = s.HistoryRetentionDays
+	}
+	if s.HistoryMaxVersions > 0 {
+		l.HistoryMaxVersions = s.HistoryMaxVersions
 	}
 	return l
 }

@@ -9,7 +9,7 @@ type Action string
 const (
 	ActTeamRead      Action = "team.read"      // pull, history, export, MEMORY.md, events of the team space
 	ActTeamWrite     Action = "team.write"     // push, delete, batch to the team space
-	ActTeamModerate  Action = "team.moderate"  // restore team entries, delete a repo's team memory
+	ActTeamModerate  Action = "team.moderate"  // restore team entries, redact their history, delete a repo's team memory
 	ActPersonalRead  Action = "personal.read"  // the caller's own personal space
 	ActPersonalWrite Action = "personal.write" // the caller's own personal space
 	ActOrgRead       Action = "org.read"       // org settings and limits, repo list

@@ -203,6 +203,12 @@ func auditOf(call WriteCall, res WriteResult) []AuditEvent {
 		if e.Repo == "" {
 			e.Repo = call.Repo
 		}
+		// Each event says what the write did, counted under the lock.
+		details := map[string]any{"written": len(res.Written), "deleted": len(res.Deleted)}
+		for k, v := range e.Details {
+			details[k] = v
+		}
+		e.Details = details
 		events = append(events, e)
 	}
 	if len(res.SkippedSecrets) > 0 {

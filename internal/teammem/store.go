@@ -108,8 +108,36 @@ type Store interface {
 	ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]Entry, error)
 	// EntryHistory returns an entry's versions, newest first.
 	EntryHistory(ctx context.Context, orgID, spaceID int64, key string) ([]EntryVersion, error)
-	// EntryVersionGet returns one recorded version with its content.
+	// EntryVersionGet returns one recorded version with its content (empty
+	// for a redacted version, which says so in RedactedAt).
 	EntryVersionGet(ctx context.Context, orgID, spaceID int64, key string, version int64) (EntryVersion, error)
+	// VersionRedact erases the content of one recorded version of an entry,
+	// keeping its row with RedactedAt and RedactedBy, under the space's
+	// write lock, after PlanRedact allowed it against the entry's head. It
+	// returns the version as stored afterwards and whether this call
+	// redacted it (false: it already was, and is returned as it is). Once
+	// the change commits it scrubs, as HistoryScrub does. ENotFound when the
+	// space has no such version; PlanRedact's EConflict and EInvalid as
+	// they are.
+	VersionRedact(ctx context.Context, orgID, spaceID int64, p VersionRedactParams) (EntryVersion, bool, error)
+	// VersionsPurge applies an org's history retention: it deletes the
+	// versions created before p.Before (when not zero) and those beyond the
+	// p.MaxPerKey newest of their entry (when not 0), but never an entry's
+	// newest version, which is its live content or its delete marker. It
+	// deletes in transactions of at most p.Batch rows, so other writers
+	// wait for one batch at most. An error after some batches committed
+	// leaves those deleted; the counts say how far it got. It does not
+	// scrub: a sweep purges every org, then calls HistoryScrub once.
+	VersionsPurge(ctx context.Context, orgID int64, p VersionsPurgeParams) (VersionsPurged, error)
+	// SpaceVersionsPurge deletes every recorded version of a space, in
+	// batches as VersionsPurge does, then scrubs as HistoryScrub does; the
+	// space's entries and tombstones stay. It returns how many versions it
+	// deleted (0 for a space of another org).
+	SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error)
+	// HistoryScrub makes what purges and redactions deleted unrecoverable
+	// from the database's files as far as the driver can (see its package
+	// doc). EUnavailable when it could not finish for now; a retry may.
+	HistoryScrub(ctx context.Context) error
 	// TombstonesPurge deletes tombstones last changed before cutoff, in every
 	// org, and advances each touched space's PurgedThrough. It returns how
 	// many it removed.

@@ -108,7 +108,10 @@ func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]t
 	return collect(rows, err, scanEntry)
 }
 
-const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at`
+// versionColumns are a version's columns; the redactor's handle comes from
+// a subquery so that the version queries keep a single join.
+const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at,
+	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), '')`
 
 // versionsFrom joins versions to their authors; every query adds its filters.
 const versionsFrom = ` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
@@ -117,7 +120,8 @@ const versionsFrom = ` FROM entry_versions v LEFT JOIN users u ON u.id = v.autho
 func scanVersion(row pgx.Row, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
 	var op string
-	if err := row.Scan(append([]any{&v.Key, &v.Version, &op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &v.CreatedAt}, extra...)...); err != nil {
+	if err := row.Scan(append([]any{&v.Key, &v.Version, &op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &v.CreatedAt,
+		&v.RedactedAt, &v.RedactedBy}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
 	v.Op = teammem.Op(op)
@@ -132,11 +136,5 @@ func (db *DB) EntryHistory(ctx context.Context, orgID, spaceID int64, key string
 
 // EntryVersionGet returns one recorded version with its content.
 func (db *DB) EntryVersionGet(ctx context.Context, orgID, spaceID int64, key string, version int64) (teammem.EntryVersion, error) {
-	var content *string
-	v, err := scanVersion(db.pool.QueryRow(ctx, `SELECT `+versionColumns+`, v.content`+versionsFrom+` AND v.version = $4`,
-		orgID, spaceID, key, version), &content)
-	if content != nil {
-		v.Content = *content
-	}
-	return v, err
+	return versionGet(ctx, db.pool, orgID, spaceID, key, version)
 }

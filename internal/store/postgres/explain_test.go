@@ -257,6 +257,14 @@ func explainExercise(t *testing.T, db *postgres.DB, f explainFixture) {
 	_, err = db.TombstonesPurge(ctx, f.cutoff)
 	must("TombstonesPurge", err)
 
+	_, _, err = db.VersionRedact(ctx, f.org, f.space, teammem.VersionRedactParams{Key: "notes/topic-10.md", Version: 19, By: f.user, At: time.Now()})
+	must("VersionRedact", err)
+	_, err = db.VersionsPurge(ctx, f.org, teammem.VersionsPurgeParams{Before: f.cutoff, MaxPerKey: 1})
+	must("VersionsPurge", err)
+	_, err = db.SpaceVersionsPurge(ctx, f.org, f.space)
+	must("SpaceVersionsPurge", err)
+	must("HistoryScrub", db.HistoryScrub(ctx))
+
 	must("AuditAppend", db.AuditAppend(ctx, newOrg.ID, teammem.AuditEvent{ActorID: 0, Action: "explain"}))
 	_, err = db.AuditList(ctx, f.org, teammem.AuditFilter{})
 	must("AuditList", err)
@@ -298,6 +306,9 @@ func explainHotQueries(f explainFixture) []explainQuery {
 		{name: "tombstone purge: spaces to lock", contains: []string{`SELECT space_id FROM entries WHERE deleted AND updated_at < $1`}, args: [][]any{{f.cutoff}}},
 		{name: "tombstone purge: delete", contains: []string{`DELETE FROM entries WHERE space_id = ANY($2) AND deleted AND updated_at < $1`},
 			args: [][]any{{f.cutoff, f.purgeSpaces}}},
+		{name: "history purge: aged versions", contains: []string{`WHERE v.org_id = $1 AND v.created_at < $2 AND (v.created_at, v.id) > ($3, $4)`},
+			args: [][]any{{f.org, f.cutoff, time.Time{}, 0, 1000}, {f.org, time.Now(), time.Now().Add(-time.Hour), 1_000_000, 1000}}},
+		{name: "history purge: crowded entries", contains: []string{`CROSS JOIN LATERAL`}, args: [][]any{{f.org, 1}, {f.org, 100}}},
 		{name: "key list", contains: []string{`FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = $1`}, args: [][]any{{f.org, 0}, {f.org, f.user}}},
 		{name: "key touch", contains: []string{`UPDATE api_keys SET last_used_at`}, args: [][]any{{time.Now(), f.keyID}}},
 		{name: "repo list", contains: []string{`FROM repos r LEFT JOIN spaces s`}, args: [][]any{{f.org}}},

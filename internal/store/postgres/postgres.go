@@ -3,6 +3,10 @@
 // codes and every tenant query scoped by org. Writers to one space queue on a
 // row lock of the space (SELECT ... FOR UPDATE) instead of a process mutex, so
 // any number of server replicas may share the database.
+//
+// Erased history is out of every query at once and vacuumed right after,
+// but Postgres may keep the bytes in free space, WAL and backups until they
+// are reused or expire (history.go).
 package postgres
 
 import (

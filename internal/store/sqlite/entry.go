@@ -105,15 +105,21 @@ func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]t
 	return collectEntries(rows, err, true)
 }
 
-const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at`
+// versionColumns are a version's columns; the redactor's handle comes from
+// a subquery so that the version queries keep a single join.
+const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at,
+	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), '')`
 
 func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
 	var created int64
-	if err := row.Scan(append([]any{&v.Key, &v.Version, &v.Op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &created}, extra...)...); err != nil {
+	var redacted sql.NullInt64
+	if err := row.Scan(append([]any{&v.Key, &v.Version, &v.Op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &created,
+		&redacted, &v.RedactedBy}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
 	v.CreatedAt = fromMicros(created)
+	v.RedactedAt = ptrFromMicros(redacted)
 	return v, nil
 }
 

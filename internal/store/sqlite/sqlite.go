@@ -2,6 +2,10 @@
 // (modernc.org/sqlite, no cgo): WAL journal, foreign keys on, and one writer
 // connection whose transactions start IMMEDIATE, so writers queue on a Go
 // mutex instead of failing with SQLITE_BUSY, while readers use their own pool.
+//
+// Erased history is erased from the files: secure_delete zeroes what a
+// redaction or purge frees, and a checkpoint then empties the WAL, so the
+// bytes are in neither the database file nor the WAL (history.go).
 package sqlite
 
 import (
@@ -71,13 +75,16 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		}
 	}
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+	// secure_delete: what deletes and updates free is overwritten with
+	// zeros, so redacted and purged history leaves no bytes behind.
+	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)", "secure_delete(1)"} {
 		q.Add("_pragma", p)
 	}
-	wq := url.Values{"_txlock": {"immediate"}}
-	for k, v := range q {
-		wq[k] = v
-	}
+	// The writer opens the file first (migrations run on it): on a new,
+	// empty file auto_vacuum=INCREMENTAL takes effect, so that the pages
+	// purges free can be given back to the file system (see scrub); on an
+	// existing file it changes nothing.
+	wq := url.Values{"_txlock": {"immediate"}, "_pragma": append([]string{"auto_vacuum(2)"}, q["_pragma"]...)}
 	w, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
 	if err != nil {
 		return nil, err

@@ -42,6 +42,10 @@ func Run(t *testing.T, open Opener) {
 		"PersonalSpacesSplit": testPersonalSpacesSplit,
 		"OrgEditConcurrent":   testOrgEditConcurrent,
 		"AuditInTransaction":  testAuditInTransaction,
+		"VersionsPurgeByAge":  testVersionsPurgeByAge,
+		"VersionsPurgeCount":  testVersionsPurgeByCount,
+		"VersionRedact":       testVersionRedact,
+		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

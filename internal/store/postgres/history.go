@@ -1,0 +1,230 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// Erasing history. A redaction or purge updates or deletes rows, which no
+// query can read afterwards; but MVCC keeps the old row versions in the
+// table (and in its TOAST table, for long contents) until VACUUM prunes
+// them. So after each redaction and purge the driver runs a plain VACUUM of
+// entry_versions, outside any transaction (once per sweep, HistoryScrub).
+// That makes the space reusable; it does not promise that the bytes are
+// overwritten at once: a pruned page's free space, the WAL segments not yet
+// recycled, replicas' and archived WAL, and backups may still hold them
+// (README, "Erasing history").
+
+// VersionRedact erases one version's content under the space's row lock,
+// the lock SpaceApply takes, then vacuums.
+func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
+	var v teammem.EntryVersion
+	changed := false
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// The same statement as SpaceApply's: the head read below stays the
+		// head until this commits.
+		if _, err := scanSpace(tx.QueryRow(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+			orgID, spaceID)); err != nil {
+			return err
+		}
+		var err error
+		if v, err = versionGet(ctx, tx, orgID, spaceID, p.Key, p.Version); err != nil {
+			return err
+		}
+		head, err := scanHead(tx.QueryRow(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at`+
+			headsFrom+` AND e.key = $3`, orgID, spaceID, p.Key))
+		if err != nil && teammem.ErrorCode(err) != teammem.ENotFound {
+			return err
+		}
+		if ok, err := teammem.PlanRedact(v, head, err == nil); err != nil || !ok {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, redacted_at = $5, redacted_by = $6
+			WHERE org_id = $1 AND space_id = $2 AND key = $3 AND version = $4`,
+			orgID, spaceID, p.Key, p.Version, p.At.UTC().Truncate(time.Microsecond), nullID(p.By)); err != nil {
+			return fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))
+		}
+		changed = true
+		v, err = versionGet(ctx, tx, orgID, spaceID, p.Key, p.Version)
+		return err
+	})
+	if err != nil {
+		return v, false, interpret(err)
+	}
+	// Also when it was redacted already: a retry after a failed vacuum
+	// vacuums again.
+	return v, changed, db.vacuum(ctx)
+}
+
+// The statements of the retention sweep: a batch is found with one query,
+// then deleted by id in a transaction of its own. The delete checks again
+// that each row has a newer one (a version's newest row is its live
+// content or its delete marker; concurrent writes only add newer rows), and
+// locks its rows in id order, skipping those another replica's sweep is
+// deleting, so that two sweeps never deadlock.
+const (
+	// agedVersionsSQL pages, by (created_at, id), through an org's versions
+	// older than a cutoff that are not their entry's newest.
+	agedVersionsSQL = `SELECT v.id, v.created_at FROM entry_versions v
+		WHERE v.org_id = $1 AND v.created_at < $2 AND (v.created_at, v.id) > ($3, $4)
+			AND EXISTS (SELECT 1 FROM entry_versions n WHERE n.space_id = v.space_id AND n.key = v.key AND n.version > v.version)
+		ORDER BY v.created_at, v.id LIMIT $5`
+	// crowdedKeysSQL finds the entries of an org with more than a number of
+	// versions, one space at a time through the (space_id, key, version)
+	// index. An entry has at most one version per version of its space, so
+	// only spaces past that number are read.
+	crowdedKeysSQL = `SELECT s.id, c.key FROM spaces s
+		CROSS JOIN LATERAL (SELECT v.key FROM entry_versions v WHERE v.space_id = s.id GROUP BY v.key HAVING count(*) > $2) c
+		WHERE s.org_id = $1 AND s.version > $2`
+	// surplusVersionsSQL lists an entry's versions but the newest few.
+	surplusVersionsSQL = `SELECT id FROM entry_versions WHERE org_id = $1 AND space_id = $2 AND key = $3
+		ORDER BY version DESC OFFSET $4`
+	versionsDeleteSQL = `WITH doomed AS (
+			SELECT v.id FROM entry_versions v WHERE v.id = ANY($2) AND v.org_id = $1
+				AND EXISTS (SELECT 1 FROM entry_versions n WHERE n.space_id = v.space_id AND n.key = v.key AND n.version > v.version)
+			ORDER BY v.id FOR UPDATE SKIP LOCKED)
+		DELETE FROM entry_versions WHERE id IN (SELECT id FROM doomed)`
+	spaceVersionsDeleteSQL = `DELETE FROM entry_versions WHERE id IN (
+		SELECT id FROM entry_versions WHERE org_id = $1 AND space_id = $2 ORDER BY id LIMIT $3 FOR UPDATE)`
+)
+
+// VersionsPurge deletes an org's versions beyond its retention, in batches.
+func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
+	var res teammem.VersionsPurged
+	batch := p.BatchSize()
+	del := func(ids []int64) error {
+		tag, err := db.pool.Exec(ctx, versionsDeleteSQL, orgID, ids)
+		res.Versions += int(tag.RowsAffected())
+		res.Batches++
+		if err != nil {
+			return fmt.Errorf("delete versions: %w", interpret(err))
+		}
+		return nil
+	}
+	if !p.Before.IsZero() {
+		if err := db.purgeByAge(ctx, orgID, p.Before, batch, del); err != nil {
+			return res, err
+		}
+	}
+	if p.MaxPerKey > 0 {
+		if err := db.purgeByCount(ctx, orgID, p.MaxPerKey, batch, del); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// purgeByAge hands del the org's aged versions, batch by batch.
+func (db *DB) purgeByAge(ctx context.Context, orgID int64, before time.Time, batch int, del func([]int64) error) error {
+	var at time.Time // the cursor: the last row of the previous batch
+	var id int64
+	for {
+		rows, err := db.pool.Query(ctx, agedVersionsSQL, orgID, before, at, id, batch)
+		if err != nil {
+			return interpret(err)
+		}
+		var ids []int64
+		_, err = pgx.ForEachRow(rows, []any{&id, &at}, func() error {
+			ids = append(ids, id)
+			return nil
+		})
+		if err != nil {
+			return interpret(err)
+		}
+		if len(ids) > 0 {
+			if err := del(ids); err != nil {
+				return err
+			}
+		}
+		if len(ids) < batch {
+			return nil
+		}
+	}
+}
+
+// purgeByCount hands del the versions of each entry beyond its keep newest,
+// in batches.
+func (db *DB) purgeByCount(ctx context.Context, orgID int64, keep, batch int, del func([]int64) error) error {
+	type spaceKey struct {
+		space int64
+		key   string
+	}
+	rows, err := db.pool.Query(ctx, crowdedKeysSQL, orgID, keep)
+	if err != nil {
+		return interpret(err)
+	}
+	crowded, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (spaceKey, error) {
+		var sk spaceKey
+		return sk, r.Scan(&sk.space, &sk.key)
+	})
+	if err != nil {
+		return interpret(err)
+	}
+	var pending []int64
+	for _, sk := range crowded {
+		rows, err := db.pool.Query(ctx, surplusVersionsSQL, orgID, sk.space, sk.key, keep)
+		if err != nil {
+			return interpret(err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return interpret(err)
+		}
+		for pending = append(pending, ids...); len(pending) >= batch; pending = pending[batch:] {
+			if err := del(pending[:batch]); err != nil {
+				return err
+			}
+		}
+	}
+	if len(pending) > 0 {
+		return del(pending)
+	}
+	return nil
+}
+
+// SpaceVersionsPurge deletes every version of a space, DefaultPurgeBatch
+// rows per transaction, then vacuums.
+func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error) {
+	total := 0
+	for {
+		tag, err := db.pool.Exec(ctx, spaceVersionsDeleteSQL, orgID, spaceID, teammem.DefaultPurgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("delete versions of space %d: %w", spaceID, interpret(err))
+		}
+		total += int(tag.RowsAffected())
+		if tag.RowsAffected() < teammem.DefaultPurgeBatch {
+			break
+		}
+	}
+	return total, db.vacuum(ctx)
+}
+
+// HistoryScrub vacuums entry_versions (see vacuum).
+func (db *DB) HistoryScrub(ctx context.Context) error { return db.vacuum(ctx) }
+
+// vacuum prunes the row versions that redactions and purges left dead in
+// entry_versions and its TOAST table. VACUUM cannot run in a transaction:
+// the simple protocol sends it on its own.
+func (db *DB) vacuum(ctx context.Context) error {
+	if _, err := db.pool.Exec(ctx, `VACUUM entry_versions`, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return fmt.Errorf("vacuum entry_versions: %w", interpret(err))
+	}
+	return nil
+}
+
+// versionGet reads one version with its content: EntryVersionGet's
+// statement, on a pool or in a transaction.
+func versionGet(ctx context.Context, q querier, orgID, spaceID int64, key string, version int64) (teammem.EntryVersion, error) {
+	var content *string
+	v, err := scanVersion(q.QueryRow(ctx, `SELECT `+versionColumns+`, v.content`+versionsFrom+` AND v.version = $4`,
+		orgID, spaceID, key, version), &content)
+	if content != nil {
+		v.Content = *content
+	}
+	return v, err
+}

@@ -1,0 +1,304 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// Erasing history. secure_delete is on for every connection, so whatever a
+// delete or an update frees, SQLite overwrites with zeros in the pages it
+// writes. Those pages go to the WAL first: until they are checkpointed, the
+// database file still holds the old bytes, and so do the WAL's older frames.
+// scrub, which runs after every redaction and purge, therefore ends with a
+// TRUNCATE checkpoint, which copies every frame into the database file and
+// empties the WAL.
+
+// versionSQL reads one version, as EntryVersionGet does but without content.
+const versionSQL = `SELECT ` + versionColumns + ` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
+	WHERE v.org_id = ? AND v.space_id = ? AND v.key = ? AND v.version = ?`
+
+// VersionRedact erases one version's content under the write lock (the
+// writer's IMMEDIATE transaction), then scrubs.
+func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
+	v, changed, err := db.redact(ctx, orgID, spaceID, p)
+	if err != nil {
+		return v, false, err
+	}
+	// A retry after a failed scrub finds the version redacted and scrubs
+	// again.
+	return v, changed, db.scrub(ctx)
+}
+
+func (db *DB) redact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return teammem.EntryVersion{}, false, interpret(err)
+	}
+	defer tx.Rollback()
+	get := func() (teammem.EntryVersion, error) {
+		return scanVersion(tx.QueryRowContext(ctx, versionSQL, orgID, spaceID, p.Key, p.Version))
+	}
+	v, err := get()
+	if err != nil {
+		return v, false, err
+	}
+	head, err := scanHead(tx.QueryRowContext(ctx, headsSQL+` AND e.key = ?`, orgID, spaceID, p.Key))
+	if err != nil && teammem.ErrorCode(err) != teammem.ENotFound {
+		return v, false, err
+	}
+	if ok, err := teammem.PlanRedact(v, head, err == nil); err != nil || !ok {
+		return v, false, err
+	}
+	by := sql.NullInt64{Int64: p.By, Valid: p.By != 0}
+	if _, err := tx.ExecContext(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, redacted_at = ?, redacted_by = ?
+		WHERE org_id = ? AND space_id = ? AND key = ? AND version = ?`, micros(p.At), by, orgID, spaceID, p.Key, p.Version); err != nil {
+		return v, false, fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))
+	}
+	if v, err = get(); err != nil {
+		return v, false, err
+	}
+	return v, true, interpret(tx.Commit())
+}
+
+// The statements of the retention sweep. A batch is found on the read pool,
+// where scanning costs no other writer anything, and deleted by id on the
+// writer, one short transaction per batch. The delete checks again that
+// each row has a newer one: a version's newest row is its live content or
+// its delete marker, and concurrent writes only ever add newer rows.
+const (
+	// agedVersionsSQL pages, by (created_at, id), through an org's versions
+	// older than a cutoff that are not their entry's newest.
+	agedVersionsSQL = `SELECT v.id, v.created_at FROM entry_versions v
+		WHERE v.org_id = ? AND v.created_at < ? AND (v.created_at, v.id) > (?, ?)
+			AND EXISTS (SELECT 1 FROM entry_versions n WHERE n.space_id = v.space_id AND n.key = v.key AND n.version > v.version)
+		ORDER BY v.created_at, v.id LIMIT ?`
+	// crowdedKeysSQL finds the entries of an org with more than a number of
+	// versions. An entry has at most one version per version of its space,
+	// so only spaces past that number are read.
+	crowdedKeysSQL = `SELECT v.space_id, v.key FROM entry_versions v
+		WHERE v.space_id IN (SELECT id FROM spaces WHERE org_id = ? AND version > ?)
+		GROUP BY v.space_id, v.key HAVING count(*) > ?`
+	// surplusVersionsSQL lists an entry's versions but the newest few.
+	surplusVersionsSQL = `SELECT id FROM entry_versions WHERE org_id = ? AND space_id = ? AND key = ?
+		ORDER BY version DESC LIMIT -1 OFFSET ?`
+	// The unary + keeps SQLite from reading the org's whole age index for
+	// the org_id term: the ids (the primary key) are the selective part, and
+	// the space id below.
+	versionsDeleteSQL = `DELETE FROM entry_versions WHERE +org_id = ? AND id IN (SELECT value FROM json_each(?))
+		AND EXISTS (SELECT 1 FROM entry_versions n
+			WHERE n.space_id = entry_versions.space_id AND n.key = entry_versions.key AND n.version > entry_versions.version)`
+	spaceVersionsDeleteSQL = `DELETE FROM entry_versions WHERE id IN (
+		SELECT id FROM entry_versions WHERE +org_id = ? AND space_id = ? LIMIT ?)`
+)
+
+// VersionsPurge deletes an org's versions beyond its retention, in batches.
+func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
+	var res teammem.VersionsPurged
+	batch := p.BatchSize()
+	del := func(ids []int64) error {
+		n, err := db.versionsDelete(ctx, orgID, ids)
+		res.Versions += n
+		res.Batches++
+		return err
+	}
+	if !p.Before.IsZero() {
+		if err := db.purgeByAge(ctx, orgID, micros(p.Before), batch, del); err != nil {
+			return res, err
+		}
+	}
+	if p.MaxPerKey > 0 {
+		if err := db.purgeByCount(ctx, orgID, p.MaxPerKey, batch, del); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// purgeByAge hands del the org's aged versions, batch by batch.
+func (db *DB) purgeByAge(ctx context.Context, orgID, before int64, batch int, del func([]int64) error) error {
+	at, id := int64(math.MinInt64), int64(0) // the cursor: the last row of the previous batch
+	for {
+		rows, err := db.query(ctx, agedVersionsSQL, orgID, before, at, id, batch)
+		if err != nil {
+			return interpret(err)
+		}
+		var ids []int64
+		for rows.Next() {
+			if err := rows.Scan(&id, &at); err != nil {
+				rows.Close()
+				return interpret(err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Close(); err != nil {
+			return interpret(err)
+		}
+		if err := rows.Err(); err != nil {
+			return interpret(err)
+		}
+		if len(ids) > 0 {
+			if err := del(ids); err != nil {
+				return err
+			}
+		}
+		if len(ids) < batch {
+			return nil
+		}
+	}
+}
+
+// purgeByCount hands del the versions of each entry beyond its keep newest,
+// in batches.
+func (db *DB) purgeByCount(ctx context.Context, orgID int64, keep, batch int, del func([]int64) error) error {
+	type spaceKey struct {
+		space int64
+		key   string
+	}
+	rows, err := db.query(ctx, crowdedKeysSQL, orgID, keep, keep)
+	if err != nil {
+		return interpret(err)
+	}
+	var crowded []spaceKey
+	for rows.Next() {
+		var sk spaceKey
+		if err := rows.Scan(&sk.space, &sk.key); err != nil {
+			rows.Close()
+			return interpret(err)
+		}
+		crowded = append(crowded, sk)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return interpret(err)
+	}
+	var pending []int64
+	for _, sk := range crowded {
+		ids, err := db.surplus(ctx, orgID, sk.space, sk.key, keep)
+		if err != nil {
+			return err
+		}
+		for pending = append(pending, ids...); len(pending) >= batch; pending = pending[batch:] {
+			if err := del(pending[:batch]); err != nil {
+				return err
+			}
+		}
+	}
+	if len(pending) > 0 {
+		return del(pending)
+	}
+	return nil
+}
+
+// surplus lists the ids of an entry's versions beyond its keep newest.
+func (db *DB) surplus(ctx context.Context, orgID, spaceID int64, key string, keep int) ([]int64, error) {
+	rows, err := db.query(ctx, surplusVersionsSQL, orgID, spaceID, key, keep)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, interpret(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, interpret(rows.Err())
+}
+
+// versionsDelete deletes, in one transaction, those of the versions ids
+// that are not their entry's newest.
+func (db *DB) versionsDelete(ctx context.Context, orgID int64, ids []int64) (int, error) {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, err
+	}
+	st, err := db.stmt(ctx, db.w, versionsDeleteSQL)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, orgID, string(list))
+	if err != nil {
+		return 0, fmt.Errorf("delete versions: %w", interpret(err))
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// SpaceVersionsPurge deletes every version of a space, DefaultPurgeBatch
+// rows per transaction, then scrubs.
+func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error) {
+	st, err := db.stmt(ctx, db.w, spaceVersionsDeleteSQL)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for {
+		res, err := st.ExecContext(ctx, orgID, spaceID, teammem.DefaultPurgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("delete versions of space %d: %w", spaceID, interpret(err))
+		}
+		n, _ := res.RowsAffected()
+		total += int(n)
+		if n < teammem.DefaultPurgeBatch {
+			break
+		}
+	}
+	return total, db.scrub(ctx)
+}
+
+// HistoryScrub zeroes what deletes freed out of the files (see scrub).
+func (db *DB) HistoryScrub(ctx context.Context) error { return db.scrub(ctx) }
+
+// vacuumStep is the most pages one incremental vacuum step moves.
+const vacuumStep = 1000
+
+// scrub makes the bytes deletes and redactions freed unrecoverable from the
+// files (see the top of this file), and gives freed pages back to the file
+// system. It fails with EUnavailable when readers kept the WAL busy past
+// the busy timeout: the old frames then survive until a later scrub, and
+// the caller should retry.
+func (db *DB) scrub(ctx context.Context) error {
+	if err := db.vacuumFree(ctx); err != nil {
+		return err
+	}
+	var busy, frames, done int
+	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done); err != nil {
+		return interpret(err)
+	}
+	if busy != 0 {
+		return teammem.Errorf(teammem.EUnavailable, "readers kept the write-ahead log busy, so it still holds erased bytes; retry")
+	}
+	return nil
+}
+
+// vacuumFree shrinks the file by its free pages, vacuumStep pages per
+// transaction, so no step holds the writer for long. Only databases created
+// with auto_vacuum=INCREMENTAL can (Open creates every new one so); older
+// ones keep their free pages for reuse, zeroed.
+func (db *DB) vacuumFree(ctx context.Context) error {
+	var mode int
+	if err := db.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
+		return interpret(err)
+	}
+	last := int64(-1)
+	for {
+		var free int64
+		if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+			return interpret(err)
+		}
+		if free == 0 || free == last {
+			return nil
+		}
+		last = free
+		if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep)); err != nil {
+			return interpret(err)
+		}
+	}
+}

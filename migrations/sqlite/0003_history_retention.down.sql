@@ -1,0 +1,3 @@
+DROP INDEX entry_versions_age;
+ALTER TABLE entry_versions DROP COLUMN redacted_by;
+ALTER TABLE entry_versions DROP COLUMN redacted_at;
