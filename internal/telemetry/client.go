@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -289,7 +290,7 @@ var clientEvents = map[string]eventSchema{
 	}, outcome: fieldOutcome, outcomes: []string{"updated", "skipped", "error"}},
 	"teammem_session_memory_skipped": {fields: map[string]field{
 		"reason": {kind: kindReason, required: true, values: SessionMemorySkips},
-	}, outcome: reasonOutcome, outcomes: SessionMemorySkips},
+	}, outcome: reasonOutcome, outcomes: append(slices.Clone(SessionMemorySkips), labelOther)},
 }
 
 // clientEvent is a validated event: its values by field name and kind.
