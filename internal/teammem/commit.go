@@ -57,13 +57,32 @@ type WriteTx interface {
 	Announce(ctx context.Context, a Announcement) error
 	// Commit commits the transaction.
 	Commit(ctx context.Context) error
+	// Rollback ends a transaction that was not committed, and releases
+	// what it holds; after Commit it only releases.
+	Rollback(ctx context.Context)
 }
 
-// CommitWrite is the one commit sequence every driver runs for SpaceApply:
+// SpaceApply runs p.Plan under the space's write lock with its current
+// head and every entry head (tombstones included, no content) and commits
+// the changes it returns as one new version: entries, tombstones, history
+// rows, the head (checksum from Summarize) and p.Audit's events, in one
+// transaction of st. No changes → nothing is written and the head is
+// returned unchanged. Errors from p.Plan abort the transaction and are
+// returned as they are; ENotFound when the org has no such space.
+func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyParams) (Space, error) {
+	tx, err := st.SpaceWrite(ctx, orgID, spaceID)
+	if err != nil {
+		return Space{}, err
+	}
+	defer tx.Rollback(ctx)
+	return CommitWrite(ctx, tx, st.HeadsCache(), st.CanAnnounce(), p)
+}
+
+// CommitWrite is the one commit sequence of every write, on any driver:
 // lock the space → read its entry heads (from cache when the head is the
 // one they were cached for) → plan → store each change, the new head and
-// the audit events → announce → commit → cache the new heads. The caller
-// opens tx and rolls it back if CommitWrite returns an error.
+// the audit events → announce → commit → cache the new heads. The driver
+// supplies only the SQL (tx); SpaceApply opens and ends it.
 func CommitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce bool, p ApplyParams) (Space, error) {
 	space, err := tx.LockSpace(ctx)
 	if err != nil {

@@ -21,7 +21,7 @@ func TestFsck(t *testing.T) {
 	org, _ := st.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "o", Name: "o"})
 	repo, _ := st.RepoEnsure(ctx, org.ID, "o/r")
 	sp, _ := st.SpaceEnsure(ctx, org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
-	_, err = st.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err = teammem.SpaceApply(ctx, st, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "a"}, {Key: "b.md", Op: teammem.OpWrite, Content: "bb"}}, nil
 	}})
 	if err != nil {

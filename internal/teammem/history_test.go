@@ -113,7 +113,7 @@ func TestRetentionSweep(t *testing.T) {
 			{{Key: "a.md", Op: teammem.OpWrite, Content: "2"}}, {{Key: "a.md", Op: teammem.OpWrite, Content: "3"}},
 			{{Key: "gone.md", Op: teammem.OpDelete}},
 		} {
-			if sp, err = st.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			if sp, err = teammem.SpaceApply(ctx, st, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 				return changes, nil
 			}}); err != nil {
 				t.Fatal(err)

@@ -114,7 +114,7 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	}
 	for round := 1; ; round++ {
 		announced := false
-		head, err := w.Store.SpaceApply(ctx, p.Org.ID, space.ID, ApplyParams{
+		head, err := SpaceApply(ctx, w.Store, p.Org.ID, space.ID, ApplyParams{
 			Actor: Actor{UserID: p.User.ID, ClientID: call.ClientID},
 			Plan: func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
 				changes, r, err := plan(s, heads, current)

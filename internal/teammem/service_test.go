@@ -72,7 +72,7 @@ func TestWriterScansOnlyWhatMatters(t *testing.T) {
 		return res
 	}
 	// The stored "SECRET" predates the scanner's rule, as if allowed then.
-	if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	if _, err := teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return []teammem.EntryChange{{Key: "old.md", Op: teammem.OpWrite, Content: "SECRET from before"}}, nil
 	}}); err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestWriterRescansOutsideTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(content string) {
-		if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+		if _, err := teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 			return []teammem.EntryChange{{Key: "old.md", Op: teammem.OpWrite, Content: content}}, nil
 		}}); err != nil {
 			t.Fatal(err)

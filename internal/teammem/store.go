@@ -77,16 +77,14 @@ type Store interface {
 	SpaceList(ctx context.Context) ([]Space, error)
 	// SpaceEnsure returns a space head, creating an empty space when missing.
 	SpaceEnsure(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
-	// SpaceApply runs p.Plan under the space's write lock with its current
-	// head and every entry head (tombstones included, no content) and
-	// commits the changes it returns as one new version: entries,
-	// tombstones, history rows, the head (checksum from Summarize) and
-	// p.Audit's events, in one transaction, through CommitWrite. No changes
-	// → nothing is written and the head is returned unchanged. Errors from
-	// p.Plan abort the transaction and are returned as they are; ENotFound
-	// when the org has no such space.
-	SpaceApply(ctx context.Context, orgID, spaceID int64, p ApplyParams) (Space, error)
-	// CanAnnounce reports whether SpaceApply sends p.Announce's
+	// SpaceWrite opens the write transaction of one space: the driver's
+	// SQL for the commit sequence that SpaceApply runs (LockSpace takes the
+	// space's lock). The caller ends it with Commit or Rollback.
+	SpaceWrite(ctx context.Context, orgID, spaceID int64) (WriteTx, error)
+	// HeadsCache is the store's cache of entry heads by space head, which
+	// SpaceApply reads and keeps.
+	HeadsCache() *HeadsCache
+	// CanAnnounce reports whether a WriteTx sends ApplyParams.Announce's
 	// notification inside the write's transaction (Postgres NOTIFY). When
 	// it cannot, the caller publishes the change itself after the commit.
 	CanAnnounce() bool

@@ -38,7 +38,7 @@ func TestApplyAnnouncesInTransaction(t *testing.T) {
 		return teammem.Announcement{Channel: "test_announce", Payload: head.Checksum}, true
 	}
 	apply := func(fail error) (teammem.Space, error) {
-		return db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Announce: announce,
+		return teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Announce: announce,
 			Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 				return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, fail
 			}})

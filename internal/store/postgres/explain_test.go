@@ -231,7 +231,7 @@ func explainExercise(t *testing.T, db *postgres.DB, f explainFixture) {
 	must("SpaceEnsure", err)
 	_, err = db.SpaceList(ctx)
 	must("SpaceList", err)
-	_, err = db.SpaceApply(ctx, f.org, f.space, teammem.ApplyParams{Actor: teammem.Actor{UserID: f.user, ClientID: "explain"}, Plan: func(_ teammem.Space, _ map[string]teammem.Entry, current func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err = teammem.SpaceApply(ctx, db, f.org, f.space, teammem.ApplyParams{Actor: teammem.Actor{UserID: f.user, ClientID: "explain"}, Plan: func(_ teammem.Space, _ map[string]teammem.Entry, current func(string) (string, error)) ([]teammem.EntryChange, error) {
 		if _, err := current(f.entryKey); err != nil {
 			return nil, err
 		}

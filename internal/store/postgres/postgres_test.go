@@ -148,7 +148,7 @@ func TestErrorCodes(t *testing.T) {
 	err = db.AuditAppend(ctx, org.ID, teammem.AuditEvent{ActorID: 999999, Action: "x"})
 	wantCode(t, "AuditAppend by a missing actor", err, teammem.ENotFound)
 
-	_, err = db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: user.ID}, Plan: changes(teammem.EntryChange{Key: "nul.md", Op: teammem.OpWrite, Content: "a\x00b"})})
+	_, err = teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: user.ID}, Plan: changes(teammem.EntryChange{Key: "nul.md", Op: teammem.OpWrite, Content: "a\x00b"})})
 	wantCode(t, "SpaceApply of a NUL byte", err, teammem.EInvalid)
 	if !strings.Contains(err.Error(), "nul.md") {
 		t.Errorf("error %q does not name the entry", err)
@@ -204,7 +204,7 @@ func TestKeyOrder(t *testing.T) {
 	for _, k := range keys {
 		cs = append(cs, teammem.EntryChange{Key: k, Op: teammem.OpWrite, Content: k})
 	}
-	if _, err := db.SpaceApply(ctx, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: user.ID}, Plan: changes(cs...)}); err != nil {
+	if _, err := teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: user.ID}, Plan: changes(cs...)}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := db.EntriesList(ctx, org.ID, sp.ID, false)

@@ -82,29 +82,22 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 // delivered at commit, and only then.
 func (db *DB) CanAnnounce() bool { return true }
 
-// SpaceApply runs teammem.CommitWrite under the space's write lock: the
-// space row's, taken with SELECT ... FOR UPDATE. Writers to one space queue
-// on it across every replica; writers to others never wait.
+// HeadsCache is the store's cache of entry heads.
+func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
+
+// SpaceWrite opens a space's write transaction on a connection of its own.
+// Its lock is the space row's, taken with SELECT ... FOR UPDATE: writers to
+// one space queue on it across every replica; writers to others never wait.
 //
 // A write is three round trips when the space's heads are cached: BEGIN
 // and the locking SELECT in one pipeline, the writes, audit rows and the
-// announcement in another, then COMMIT; any failure rolls the transaction
-// back.
-func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, p teammem.ApplyParams) (teammem.Space, error) {
+// announcement in another, then COMMIT.
+func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
-		return teammem.Space{}, interpret(err)
+		return nil, interpret(err)
 	}
-	// The pool drops a connection given back inside a transaction, so one
-	// whose ROLLBACK failed is never reused.
-	defer conn.Release()
-	w := &writeTx{conn: conn, orgID: orgID, spaceID: spaceID, batch: &pgx.Batch{}}
-	defer func() {
-		if w.open {
-			_, _ = conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-		}
-	}()
-	return teammem.CommitWrite(ctx, w, db.heads, true, p)
+	return &writeTx{conn: conn, orgID: orgID, spaceID: spaceID, batch: &pgx.Batch{}}, nil
 }
 
 // writeTx is the SQL of one Postgres write. Reads go out at once; writes
@@ -209,6 +202,16 @@ func (w *writeTx) Commit(ctx context.Context) error {
 	}
 	w.open = false
 	return nil
+}
+
+// Rollback rolls an open transaction back and gives the connection back;
+// the pool drops a connection given back inside a transaction, so one
+// whose ROLLBACK failed is never reused.
+func (w *writeTx) Rollback(ctx context.Context) {
+	if w.open {
+		_, _ = w.conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	}
+	w.conn.Release()
 }
 
 func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

@@ -58,7 +58,7 @@ func (e *eraseEnv) space(t *testing.T) teammem.Space {
 
 func (e *eraseEnv) apply(t *testing.T, sp teammem.Space, changes ...teammem.EntryChange) teammem.Space {
 	t.Helper()
-	sp, err := e.db.SpaceApply(e.ctx, e.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: e.user.ID}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	sp, err := teammem.SpaceApply(e.ctx, e.db, e.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: e.user.ID}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return changes, nil
 	}})
 	if err != nil {

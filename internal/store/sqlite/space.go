@@ -89,26 +89,28 @@ var writeQueries = []string{selectSpaceSQL, headsSQL, currentContentSQL, upsertE
 // publishes after the commit.
 func (db *DB) CanAnnounce() bool { return false }
 
-// SpaceApply runs teammem.CommitWrite under the space's write lock: the
-// writer connection's IMMEDIATE transaction, which every write of every
-// org shares. That is why nothing slow (no secret scan) may run inside it.
-func (db *DB) SpaceApply(ctx context.Context, orgID, spaceID int64, p teammem.ApplyParams) (teammem.Space, error) {
+// HeadsCache is the store's cache of entry heads.
+func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
+
+// SpaceWrite opens a space's write transaction on the writer connection:
+// an IMMEDIATE transaction, which every write of every org shares. That is
+// why nothing slow (no secret scan) may run inside it.
+func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
 	// Prepare before BEGIN: the writer pool has one connection, which the
 	// transaction then holds.
 	stmts := make(map[string]*sql.Stmt, len(writeQueries))
 	for _, q := range writeQueries {
 		st, err := db.stmt(ctx, db.w, q)
 		if err != nil {
-			return teammem.Space{}, err
+			return nil, err
 		}
 		stmts[q] = st
 	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
-		return teammem.Space{}, interpret(err)
+		return nil, interpret(err)
 	}
-	defer tx.Rollback()
-	return teammem.CommitWrite(ctx, &writeTx{tx: tx, stmts: stmts, orgID: orgID, spaceID: spaceID}, db.heads, false, p)
+	return &writeTx{tx: tx, stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
 }
 
 // writeTx is the SQL of one SQLite write, through statements prepared once
@@ -176,6 +178,8 @@ func (w *writeTx) PutAudit(ctx context.Context, e teammem.AuditEvent) error {
 func (w *writeTx) Announce(context.Context, teammem.Announcement) error { return nil }
 
 func (w *writeTx) Commit(context.Context) error { return interpret(w.tx.Commit()) }
+
+func (w *writeTx) Rollback(context.Context) { _ = w.tx.Rollback() }
 
 // TombstonesPurge deletes tombstones last changed before cutoff.
 func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error) {

@@ -37,7 +37,7 @@ func testVersionsPurgeByAge(t *testing.T, b *bundle) {
 	other := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "other", Name: "Other"}))
 	otherRepo := must[teammem.Repo](t)(b.store.RepoEnsure(b.ctx, other.ID, "o/r"))
 	otherSpace := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, other.ID, teammem.SpaceRef{RepoID: otherRepo.ID, Scope: teammem.ScopeTeam}))
-	must[teammem.Space](t)(b.store.SpaceApply(b.ctx, other.ID, otherSpace.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	must[teammem.Space](t)(teammem.SpaceApply(b.ctx, b.store, other.ID, otherSpace.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return []teammem.EntryChange{write("a.md", "theirs 1")}, nil
 	}}))
 

@@ -110,7 +110,7 @@ func (b *bundle) space(t *testing.T, slug string) teammem.Space {
 // apply commits changes unconditionally.
 func (b *bundle) apply(t *testing.T, sp teammem.Space, changes ...teammem.EntryChange) teammem.Space {
 	t.Helper()
-	return must[teammem.Space](t)(b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	return must[teammem.Space](t)(teammem.SpaceApply(b.ctx, b.store, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return changes, nil
 	}}))
 }
@@ -414,7 +414,7 @@ func testApplyError(t *testing.T, b *bundle) {
 	sp := b.space(t, "o/r")
 	sp = b.apply(t, sp, write("a.md", "x"))
 	boom := teammem.Errorf(teammem.EConflict, "boom")
-	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
 		if s.Version != 1 || len(heads) != 1 || heads["a.md"].Checksum != teammem.EntryChecksum("x") {
 			t.Errorf("fn saw space %+v heads %+v", s, heads)
 		}
@@ -432,7 +432,7 @@ func testApplyError(t *testing.T, b *bundle) {
 	if list := must[[]teammem.Entry](t)(b.store.EntriesList(b.ctx, b.org.ID, sp.ID, false)); len(list) != 1 {
 		t.Fatalf("failed apply wrote: %+v", list)
 	}
-	_, err = b.store.SpaceApply(b.ctx, b.org.ID, 999999, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: nil})
+	_, err = teammem.SpaceApply(b.ctx, b.store, b.org.ID, 999999, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: nil})
 	wantCode(t, err, teammem.ENotFound)
 }
 
@@ -558,7 +558,7 @@ func testTenantIsolation(t *testing.T, b *bundle) {
 	if h, err := b.store.EntryHistory(b.ctx, other.ID, sp.ID, "a.md"); err != nil || len(h) != 0 {
 		t.Fatalf("EntryHistory across orgs = %+v, %v", h, err)
 	}
-	_, err := b.store.SpaceApply(b.ctx, other.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err := teammem.SpaceApply(b.ctx, b.store, other.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 		return []teammem.EntryChange{write("x.md", "x")}, nil
 	}})
 	wantCode(t, err, teammem.ENotFound)
@@ -587,7 +587,7 @@ func testConcurrentApply(t *testing.T, b *bundle) {
 			defer wg.Done()
 			for i := range each {
 				key := fmt.Sprintf("w%d/%d.md", w, i)
-				_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.member.ID}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
+				_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.member.ID}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
 					if len(heads) != s.EntryCount {
 						return nil, fmt.Errorf("heads %d != count %d: not isolated", len(heads), s.EntryCount)
 					}
@@ -618,7 +618,7 @@ func testPlanThroughApply(t *testing.T, b *bundle) {
 	sp = b.apply(t, sp, write("a.md", "theirs"))
 	stale := teammem.EntryChecksum("base")
 	req := teammem.WriteRequest{Upserts: []teammem.Upsert{{Key: "a.md", Content: "mine", Base: &stale}}}
-	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
+	_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{}, Plan: func(s teammem.Space, heads map[string]teammem.Entry, cur func(string) (string, error)) ([]teammem.EntryChange, error) {
 		ch, _, err := teammem.Plan(req, teammem.PlanInput{Space: s, Heads: heads, Current: cur,
 			Limits: teammem.Limits{MaxEntries: 10, MaxEntryBytes: 100}, Now: time.Now()})
 		return ch, err
@@ -660,7 +660,7 @@ func RunShared(t *testing.T, open PairOpener) {
 func (b *bundle) headsApply(t *testing.T, s teammem.Store, sp teammem.Space, changes ...teammem.EntryChange) (map[string]teammem.Entry, teammem.Space) {
 	t.Helper()
 	var seen map[string]teammem.Entry
-	got, err := s.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"}, Plan: func(_ teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
+	got, err := teammem.SpaceApply(b.ctx, s, b.org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"}, Plan: func(_ teammem.Space, heads map[string]teammem.Entry, _ func(string) (string, error)) ([]teammem.EntryChange, error) {
 		seen = maps.Clone(heads)
 		fresh, err := b.store.EntryHeads(b.ctx, b.org.ID, sp.ID)
 		if err != nil {
@@ -755,7 +755,7 @@ func testAuditInTransaction(t *testing.T, b *bundle) {
 		return []teammem.AuditEvent{{ActorID: b.owner.ID, Action: "test.write", Repo: "o/r", Target: "a.md"}}
 	}
 	refused := teammem.Errorf(teammem.EConflict, "refused")
-	_, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Audit: event,
+	_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, sp.ID, teammem.ApplyParams{Audit: event,
 		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 			return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, refused
 		}})
@@ -764,7 +764,7 @@ func testAuditInTransaction(t *testing.T, b *bundle) {
 		t.Fatalf("a refused write left audit rows: %+v", got)
 	}
 	b.apply(t, sp) // no changes: no audit either
-	if _, err := b.store.SpaceApply(b.ctx, b.org.ID, sp.ID, teammem.ApplyParams{Audit: event, Actor: teammem.Actor{UserID: b.owner.ID},
+	if _, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, sp.ID, teammem.ApplyParams{Audit: event, Actor: teammem.Actor{UserID: b.owner.ID},
 		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
 			return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: "x"}}, nil
 		}}); err != nil {
