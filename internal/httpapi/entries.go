@@ -98,7 +98,7 @@ func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.writer.Write(r.Context(), call)
+	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return asPrecondition(err)
 	}
@@ -143,7 +143,7 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.writer.Write(r.Context(), call)
+	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return asPrecondition(err)
 	}
@@ -217,7 +217,7 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 	call := writeCall(r, sr.p, apiV1, sr.slug, sr.scope, teammem.WriteRequest{Restore: true, Upserts: []teammem.Upsert{up}})
 	call.Moderate = true
 	call.Audit = []teammem.AuditEvent{{Action: "entry.restore", Target: key, Details: map[string]any{"scope": sr.scope, "version": body.Version}}}
-	res, err := s.writer.Write(r.Context(), call)
+	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
@@ -106,20 +105,6 @@ func emptySpace(ref teammem.SpaceRef, repo teammem.Repo) teammem.Space {
 }
 
 func scopeAction(scope teammem.Scope, write bool) action { return teammem.ScopeAction(scope, write) }
-
-// spaceEvent is the change event of a space's new head.
-func spaceEvent(repo string, sp teammem.Space) events.Event {
-	return events.Event{OrgID: sp.OrgID, Repo: repo, Scope: string(sp.Scope), UserID: sp.UserID, Version: sp.Version, Checksum: sp.Checksum}
-}
-
-// publish announces a new space head; a failure only delays clients until
-// their next poll, so it is logged, not returned.
-func (s *Server) publish(ctx context.Context, repo string, sp teammem.Space) {
-	err := s.events.Publish(context.WithoutCancel(ctx), spaceEvent(repo, sp))
-	if err != nil {
-		s.log.WarnContext(ctx, "publishing a change event failed", "error", err.Error())
-	}
-}
 
 // headOf is a space's head on the wire.
 func headOf(sp teammem.Space) wire.SpaceHead {

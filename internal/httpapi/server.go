@@ -92,7 +92,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	}
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
 		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
-	s.writer = &teammem.Writer{Store: store, Env: s, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.writer = &teammem.Writer{Store: store, Publisher: events.Spaces{Broker: cfg.Events, Log: log}, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)

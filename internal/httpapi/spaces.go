@@ -95,7 +95,7 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.writer.Write(r.Context(), call)
+	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
 	}
 	call.Moderate = true
 	call.Audit = []teammem.AuditEvent{{Action: "space.delete", Target: string(call.Scope)}}
-	res, err := s.writer.Write(r.Context(), call)
+	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return err
 	}

@@ -180,7 +180,7 @@ func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
 		s.recordWrite(r.Context(), p, apiClaudeCode, slug, teammem.WriteResult{}, err)
 		return err
 	}
-	res, err := s.writer.Write(r.Context(), writeCall(r, p, apiClaudeCode, slug, teammem.ScopeTeam, req))
+	res, err := s.write(r.Context(), writeCall(r, p, apiClaudeCode, slug, teammem.ScopeTeam, req))
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
-	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -21,52 +21,34 @@ func writeCall(r *http.Request, p teammem.Principal, api, repo string, scope tea
 	return teammem.WriteCall{Principal: p, Repo: repo, Scope: scope, ClientID: clientID(r), API: api, Request: req}
 }
 
-// The Server is the teammem.WriteEnv of its Writer: spaces come from its
-// head cache, limits from its limiter, and committed heads go back into
-// the cache and out to the event broker.
-
-// FindSpace loads a repo's space for a write of p (see loadSpace).
-func (s *Server) FindSpace(ctx context.Context, p teammem.Principal, repo string, scope teammem.Scope) (teammem.Repo, teammem.Space, error) {
-	sr, err := s.loadSpace(ctx, p, repo, scope, true)
-	if err != nil {
-		return teammem.Repo{}, teammem.Space{}, err
-	}
-	return sr.repo, sr.space, nil
-}
-
-// Admit applies the write rate limit of p's key.
-func (s *Server) Admit(p teammem.Principal) error { return s.limiter.allow(p.Key.ID, time.Now()) }
-
-// Announcement is the broker's notification of a committed head, when the
-// broker can have the store send it (events.Postgres).
-func (s *Server) Announcement(repo string, head teammem.Space) (teammem.Announcement, bool) {
-	n, ok := s.events.(notifier)
-	if !ok {
-		return teammem.Announcement{}, false
-	}
-	ch, payload, err := n.Notification(spaceEvent(repo, head))
-	return teammem.Announcement{Channel: ch, Payload: payload}, err == nil
-}
-
-// Committed caches the committed head, so the next pull or push of the
-// space on this replica reads nothing, and publishes it unless the store
-// already announced it.
-func (s *Server) Committed(ctx context.Context, call teammem.WriteCall, repo teammem.Repo, head teammem.Space, announced bool) {
-	hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: head.Scope, user: head.UserID}
-	s.cache.putHead(hk, repo, head, time.Now())
-	if !announced {
-		s.publish(ctx, call.Repo, head)
-	}
-}
-
-// Observe records a write's outcome as metrics, and a refused one in the
-// audit log (a committed write's audit rows commit with it).
-func (s *Server) Observe(ctx context.Context, call teammem.WriteCall, res teammem.WriteResult, err error) {
+// write hands a dialect's call to the Writer with what only the server
+// knows around it: the key's rate limit and the space from the head cache
+// before, the committed head back into the cache and the metrics after.
+func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
+	res, err := s.admitAndWrite(ctx, call)
 	s.recordWrite(ctx, call.Principal, call.API, call.Repo, res, err)
+	if err == nil && !res.Noop() {
+		// The committed head is the newest there is: the next pull or push
+		// of the space on this replica reads nothing.
+		hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: res.Space.Scope, user: res.Space.UserID}
+		s.cache.putHead(hk, res.Repo, res.Space, time.Now())
+	}
+	return res, err
 }
 
-// notifier is a broker whose events a store can send inside a write's
-// transaction (events.Postgres).
-type notifier interface {
-	Notification(e events.Event) (channel, payload string, err error)
+func (s *Server) admitAndWrite(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
+	if err := s.limiter.allow(call.Principal.Key.ID, time.Now()); err != nil {
+		return teammem.WriteResult{}, err
+	}
+	sr, err := s.loadSpace(ctx, call.Principal, call.Repo, call.Scope, true)
+	var te *teammem.Error
+	switch {
+	case errors.As(err, &te) && te.Code == teammem.ENotFound:
+		call.Missing = err // said only to a caller who may write
+	case err != nil:
+		return teammem.WriteResult{}, err
+	default:
+		call.Target = teammem.Target{Repo: sr.repo, Space: sr.space}
+	}
+	return s.writer.Write(ctx, call)
 }

@@ -30,35 +30,39 @@ type WriteCall struct {
 	// Audit lists events that commit in the write's own transaction when
 	// it changes something (ActorID and Repo default to the call's).
 	Audit []AuditEvent
+	// Target is the repo and space the write goes to, as the server found
+	// them (from its cache): either has ID 0 when it does not exist yet.
+	// Missing, when set, is why there is none (the repo does not exist and
+	// the org does not create repos); it is returned once the caller is
+	// authorized.
+	Target  Target
+	Missing error
 }
 
-// WriteEnv is what the server around the Writer supplies: where spaces
-// are, its rate limits, and what it does once a write is decided.
-type WriteEnv interface {
-	// FindSpace returns the repo and space a write of p goes to; either
-	// has ID 0 when it does not exist yet. ENotFound when the repo does not
-	// exist and the org does not create repos.
-	FindSpace(ctx context.Context, p Principal, repo string, scope Scope) (Repo, Space, error)
-	// Admit applies the server's write rate limits to p (ERateLimited).
-	Admit(p Principal) error
-	// Announcement names the notification of repo's committed head, sent
-	// in the write's transaction by a store that CanAnnounce.
+// Target is a write's repo and space.
+type Target struct {
+	Repo  Repo
+	Space Space
+}
+
+// ChangePublisher tells other replicas and their clients of committed
+// heads (events.Spaces).
+type ChangePublisher interface {
+	// Announcement names the notification of repo's committed head, which
+	// a store that CanAnnounce sends in the write's own transaction.
 	Announcement(repo string, head Space) (Announcement, bool)
-	// Committed hears of a write that changed the space; announced says
-	// whether the store already sent its notification.
-	Committed(ctx context.Context, call WriteCall, repo Repo, head Space, announced bool)
-	// Observe hears of every write's outcome, refused ones included.
-	Observe(ctx context.Context, call WriteCall, res WriteResult, err error)
+	// Publish announces a committed head that its write did not.
+	Publish(ctx context.Context, repo string, head Space)
 }
 
 // Writer is the one write path of every dialect, a straight line:
-// authorize → admit → cheap checks (slug, keys, sizes, entry count) → scan
-// (outside any lock) → store apply (plan under the space's lock; audit in
-// the same transaction; announce where the store can) → publish.
+// authorize → cheap checks (slug, keys, sizes, entry count) → scan (outside
+// any lock) → store apply (plan under the space's lock; audit in the same
+// transaction; announce where the store can) → publish.
 type Writer struct {
 	Store              Store
-	Env                WriteEnv
-	Scanner            SecretScanner // nil: no scanning
+	Publisher          ChangePublisher // nil: nobody hears of changes
+	Scanner            SecretScanner   // nil: no scanning
 	Defaults           ServerDefaults
 	TombstoneRetention time.Duration
 	Now                func() time.Time // nil: time.Now
@@ -76,8 +80,7 @@ var errRescan = errors.New("content changed since it was scanned")
 // exist yet is created only once a plan against the empty space found
 // something to commit, so a refused or empty write leaves nothing behind.
 func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, err error) {
-	defer func() { w.Env.Observe(ctx, call, res, err) }()
-	if err := w.admit(call); err != nil {
+	if err := authorizeWrite(call); err != nil {
 		return res, err
 	}
 	p, req := call.Principal, call.Request
@@ -85,10 +88,10 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	if err := checkCall(call, limits); err != nil {
 		return res, err
 	}
-	repo, space, err := w.Env.FindSpace(ctx, p, call.Repo, call.Scope)
-	if err != nil {
-		return res, err
+	if call.Missing != nil {
+		return res, call.Missing
 	}
+	repo, space := call.Target.Repo, call.Target.Space
 	sc := scanner{w: w, org: p.Org, done: map[string]scanResult{}}
 	if err := sc.before(ctx, w.Store, space, req); err != nil {
 		return res, err
@@ -108,7 +111,7 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 			r.Space = space
 			return r, err
 		}
-		if repo, space, err = w.ensure(ctx, p, call, repo); err != nil {
+		if repo, space, err = w.ensure(ctx, p, call); err != nil {
 			return WriteResult{}, err
 		}
 	}
@@ -123,7 +126,10 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 			},
 			Audit: func() []AuditEvent { return auditOf(call, res) },
 			Announce: func(head Space) (Announcement, bool) {
-				a, ok := w.Env.Announcement(call.Repo, head)
+				if w.Publisher == nil {
+					return Announcement{}, false
+				}
+				a, ok := w.Publisher.Announcement(call.Repo, head)
 				announced = ok && w.Store.CanAnnounce()
 				return a, ok
 			},
@@ -135,26 +141,25 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		case errors.Is(err, errRescan):
 			return WriteResult{}, Errorf(EUnavailable, "the space keeps changing under this write; try again")
 		}
-		res.Space = head
-		if err == nil && !res.Noop() {
-			w.Env.Committed(ctx, call, repo, head, announced)
+		res.Space, res.Repo = head, repo
+		if err == nil && !res.Noop() && !announced && w.Publisher != nil {
+			w.Publisher.Publish(ctx, call.Repo, head)
 		}
 		return res, err
 	}
 }
 
-// admit authorizes the call and applies the rate limits.
-func (w *Writer) admit(call WriteCall) error {
+// authorizeWrite checks that the caller may write the call's space (and
+// moderate it, for a moderation).
+func authorizeWrite(call WriteCall) error {
 	p := call.Principal
 	if err := Authorize(p, ScopeAction(call.Scope, true), true); err != nil {
 		return err
 	}
 	if call.Moderate && call.Scope == ScopeTeam {
-		if err := Authorize(p, ActTeamModerate, true); err != nil {
-			return err
-		}
+		return Authorize(p, ActTeamModerate, true)
 	}
-	return w.Env.Admit(p)
+	return nil
 }
 
 // checkCall runs the checks that need no stored state and cost in
@@ -179,7 +184,7 @@ func checkCall(call WriteCall, limits Limits) error {
 
 // ensure creates the call's repo and space, which a plan against the empty
 // space found something to commit to.
-func (w *Writer) ensure(ctx context.Context, p Principal, call WriteCall, repo Repo) (Repo, Space, error) {
+func (w *Writer) ensure(ctx context.Context, p Principal, call WriteCall) (Repo, Space, error) {
 	repo, err := w.Store.RepoEnsure(ctx, p.Org.ID, call.Repo)
 	if err != nil {
 		return repo, Space{}, err

@@ -60,12 +60,12 @@ func TestWriterScansOnlyWhatMatters(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := &keyScanner{}
-	w := &teammem.Writer{Store: db, Env: storeEnv{db}, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
+	w := &teammem.Writer{Store: db, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
 	owner := teammem.Principal{Org: org, User: teammem.User{Role: teammem.RoleOwner}}
 	write := func(upserts ...teammem.Upsert) teammem.WriteResult {
 		t.Helper()
 		res, err := w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: "o/r", Scope: teammem.ScopeTeam, ClientID: "test",
-			Request: teammem.WriteRequest{Upserts: upserts}})
+			Target: teammem.Target{Repo: repo, Space: sp}, Request: teammem.WriteRequest{Upserts: upserts}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,34 +100,6 @@ func TestWriterScansOnlyWhatMatters(t *testing.T) {
 		t.Errorf("a new secret: written %v, skipped %v", res.Written, res.SkippedSecrets)
 	}
 }
-
-// storeEnv is a WriteEnv straight on a store: no cache, no limits, no
-// broker.
-type storeEnv struct{ st teammem.Store }
-
-func (e storeEnv) FindSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope) (teammem.Repo, teammem.Space, error) {
-	repo, err := e.st.RepoGet(ctx, p.Org.ID, slug)
-	if teammem.ErrorCode(err) == teammem.ENotFound {
-		return teammem.Repo{OrgID: p.Org.ID, Slug: slug}, teammem.Space{Scope: scope, Checksum: teammem.EmptySpaceChecksum}, nil
-	} else if err != nil {
-		return repo, teammem.Space{}, err
-	}
-	sp, err := e.st.SpaceGet(ctx, p.Org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: scope})
-	if teammem.ErrorCode(err) == teammem.ENotFound {
-		return repo, teammem.Space{Scope: scope, RepoID: repo.ID, Checksum: teammem.EmptySpaceChecksum}, nil
-	}
-	return repo, sp, err
-}
-
-func (storeEnv) Admit(teammem.Principal) error { return nil }
-
-func (storeEnv) Announcement(string, teammem.Space) (teammem.Announcement, bool) {
-	return teammem.Announcement{}, false
-}
-
-func (storeEnv) Committed(context.Context, teammem.WriteCall, teammem.Repo, teammem.Space, bool) {}
-
-func (storeEnv) Observe(context.Context, teammem.WriteCall, teammem.WriteResult, error) {}
 
 // racingScanner changes old.md through the store while the writer scans
 // big.md: between the writer's scan and its lock, so its plan meets content
@@ -170,11 +142,12 @@ func TestWriterRescansOutsideTheLock(t *testing.T) {
 	}
 	put("a SECRET, stored before the rule existed")
 	sc := &racingScanner{race: func() { put("someone else's edit") }}
-	w := &teammem.Writer{Store: db, Env: storeEnv{db}, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
+	w := &teammem.Writer{Store: db, Scanner: sc, Defaults: teammem.DefaultServerDefaults}
 	owner := teammem.Principal{Org: org, User: teammem.User{Role: teammem.RoleOwner}}
-	res, err := w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: "o/r", Scope: teammem.ScopeTeam, Request: teammem.WriteRequest{
-		Upserts: []teammem.Upsert{{Key: "old.md", Content: "a SECRET, stored before the rule existed"},
-			{Key: "big.md", Content: strings.Repeat("x", teammem.PreScanBytes)}}}})
+	res, err := w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: "o/r", Scope: teammem.ScopeTeam,
+		Target: teammem.Target{Repo: repo, Space: sp}, Request: teammem.WriteRequest{
+			Upserts: []teammem.Upsert{{Key: "old.md", Content: "a SECRET, stored before the rule existed"},
+				{Key: "big.md", Content: strings.Repeat("x", teammem.PreScanBytes)}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

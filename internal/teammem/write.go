@@ -58,7 +58,9 @@ type Conflict struct {
 
 // WriteResult says what a committed write did.
 type WriteResult struct {
-	Space             Space           `json:"-"`
+	Space Space `json:"-"`
+	// Repo is the space's repo (created by the write when it was new).
+	Repo              Repo            `json:"-"`
 	Written           []string        `json:"written"`
 	Deleted           []string        `json:"deleted"`
 	SkippedSecrets    []SkippedSecret `json:"skippedSecrets"`
