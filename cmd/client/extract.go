@@ -158,9 +158,15 @@ func (a *app) extractModel() (llm.Model, error) {
 }
 
 // extractTelemetry sends teammem_extract_run, and teammem_extract_skipped
-// for a skip, when telemetry is on and a server is configured; otherwise,
-// or when sending fails, nothing happens.
+// for a skip (see engineTelemetry).
 func (a *app) extractTelemetry(ctx context.Context, rep extract.Report) {
+	a.engineTelemetry(ctx, "teammem_extract", map[string]any{"outcome": rep.Outcome, "memories_saved": rep.MemoriesSaved}, rep.SkipReason)
+}
+
+// engineTelemetry sends a memory-engine run as <prefix>_run, with its skip
+// reason, and a skip also as <prefix>_skipped, when telemetry is on and a
+// server is configured; otherwise, or when sending fails, nothing happens.
+func (a *app) engineTelemetry(ctx context.Context, prefix string, run map[string]any, skipReason string) {
 	tel := a.newTelemetry(nil)
 	if tel == nil {
 		return
@@ -170,12 +176,11 @@ func (a *app) extractTelemetry(ctx context.Context, rep extract.Report) {
 		return
 	}
 	tel.client = &memsync.Client{BaseURL: server, Key: key, UserAgent: "teammem-client", HTTP: &http.Client{Timeout: 10 * time.Second}}
-	run := map[string]any{"outcome": rep.Outcome, "memories_saved": rep.MemoriesSaved}
-	if rep.SkipReason != "" {
-		run["skip_reason"] = rep.SkipReason
-		tel.add("teammem_extract_skipped", map[string]any{"reason": rep.SkipReason})
+	if skipReason != "" {
+		run["skip_reason"] = skipReason
+		tel.add(prefix+"_skipped", map[string]any{"reason": skipReason})
 	}
-	tel.add("teammem_extract_run", run)
+	tel.add(prefix+"_run", run)
 	tel.flush(context.WithoutCancel(ctx))
 }
 

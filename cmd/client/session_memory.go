@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/sessionmem"
-	memsync "github.com/teammem/teammem/internal/sync"
 )
 
 // sessionMemoryFlags are the flags of `teammem session-memory`.
@@ -159,23 +157,7 @@ func (a *app) printSessionMemory(rep sessionmem.Report) {
 }
 
 // sessionMemoryTelemetry sends teammem_session_memory_run, and
-// teammem_session_memory_skipped for a skip, when telemetry is on and a
-// server is configured.
+// teammem_session_memory_skipped for a skip (see engineTelemetry).
 func (a *app) sessionMemoryTelemetry(ctx context.Context, rep sessionmem.Report) {
-	tel := a.newTelemetry(nil)
-	if tel == nil {
-		return
-	}
-	server, key, err := a.credentials()
-	if err != nil {
-		return
-	}
-	tel.client = &memsync.Client{BaseURL: server, Key: key, UserAgent: "teammem-client", HTTP: &http.Client{Timeout: 10 * time.Second}}
-	run := map[string]any{"outcome": rep.Outcome, "edits": rep.Edits}
-	if rep.SkipReason != "" {
-		run["skip_reason"] = rep.SkipReason
-		tel.add("teammem_session_memory_skipped", map[string]any{"reason": rep.SkipReason})
-	}
-	tel.add("teammem_session_memory_run", run)
-	tel.flush(context.WithoutCancel(ctx))
+	a.engineTelemetry(ctx, "teammem_session_memory", map[string]any{"outcome": rep.Outcome, "edits": rep.Edits}, rep.SkipReason)
 }

@@ -25,7 +25,7 @@ type ownWrites map[string]int64
 // directory memDir, with the mtimes they have now. Keys that no longer
 // exist are dropped, as are entries whose file changed since.
 func RecordWrites(stateDir, memDir string, keys []string) error {
-	unlock, err := lockFile(filepath.Join(stateDir, ownWritesFile+".lock"), true)
+	unlock, err := memdir.Flock(filepath.Join(stateDir, ownWritesFile+".lock"), true)
 	if err != nil {
 		return err
 	}

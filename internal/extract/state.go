@@ -68,7 +68,7 @@ func LoadState(dir string) (State, error) {
 // lock, re-reading the file first, so runs for other sessions that saved in
 // the meantime are kept. Entries idle for longer than stateTTL are dropped.
 func updateSession(dir, session string, now time.Time, change func(*SessionState)) error {
-	unlock, err := lockFile(filepath.Join(dir, StateFile+".lock"), true)
+	unlock, err := memdir.Flock(filepath.Join(dir, StateFile+".lock"), true)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func updateSession(dir, session string, now time.Time, change func(*SessionState
 // false when another process holds it.
 func lockSession(dir, session string) (unlock func(), ok bool, err error) {
 	h := sha256.Sum256([]byte(session))
-	unlock, err = lockFile(filepath.Join(dir, "extract-"+hex.EncodeToString(h[:8])+".lock"), false)
+	unlock, err = memdir.Flock(filepath.Join(dir, "extract-"+hex.EncodeToString(h[:8])+".lock"), false)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return nil, false, nil
 	}
@@ -109,29 +109,4 @@ func lockSession(dir, session string) (unlock func(), ok bool, err error) {
 		return nil, false, err
 	}
 	return unlock, true, nil
-}
-
-// lockFile takes an exclusive flock on path, waiting for it when wait is
-// set and failing with EWOULDBLOCK otherwise. The lock dies with the
-// process, so a crashed run never blocks the next one.
-func lockFile(path string, wait bool) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("extraction lock: %w", err)
-	}
-	how := syscall.LOCK_EX
-	if !wait {
-		how |= syscall.LOCK_NB
-	}
-	if err := syscall.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("extraction lock %s: %w", path, err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }

@@ -3,6 +3,7 @@ package sessionmem
 import (
 	"context"
 	"fmt"
+	"github.com/teammem/teammem/internal/memdir"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,7 +84,7 @@ func acquire(stateDir, session string, pid int, now time.Time) (release func(), 
 		return nil, Holder{}, false, fmt.Errorf("session-memory lock: %w", err)
 	}
 	path := lockPath(stateDir, session)
-	unguard, err := flockFile(path+".guard", true)
+	unguard, err := memdir.Flock(path+".guard", true)
 	if err != nil {
 		return nil, Holder{}, false, err
 	}
@@ -96,7 +97,7 @@ func acquire(stateDir, session string, pid int, now time.Time) (release func(), 
 		return nil, Holder{}, false, fmt.Errorf("session-memory lock: %w", err)
 	}
 	return func() {
-		unguard, err := flockFile(path+".guard", true)
+		unguard, err := memdir.Flock(path+".guard", true)
 		if err == nil {
 			defer unguard()
 		}

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/teammem/teammem/internal/memdir"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"syscall"
 	"time"
 )
 
@@ -100,7 +100,7 @@ func updateState(stateDir, session string, change func(*State) error) (State, er
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return State{}, fmt.Errorf("session-memory state: %w", err)
 	}
-	unlock, err := flockFile(statePath(stateDir, session)+".lock", true)
+	unlock, err := memdir.Flock(statePath(stateDir, session)+".lock", true)
 	if err != nil {
 		return State{}, err
 	}
@@ -120,25 +120,6 @@ func updateState(stateDir, session string, change func(*State) error) (State, er
 		return st, fmt.Errorf("save session-memory state: %w", err)
 	}
 	return st, nil
-}
-
-// flockFile takes an exclusive flock on path (created 0600), waiting when
-// wait is set, else failing with EWOULDBLOCK. The kernel drops it when the
-// process dies.
-func flockFile(path string, wait bool) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("session-memory lock: %w", err)
-	}
-	how := syscall.LOCK_EX
-	if !wait {
-		how |= syscall.LOCK_NB
-	}
-	if err := syscall.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
 }
 
 // writeFileAtomic replaces path with data through a temp file (0600) in
