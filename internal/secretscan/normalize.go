@@ -1,0 +1,206 @@
+package secretscan
+
+import (
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Claude Code scans memory with JavaScript regular expressions, where \s
+// also matches the vertical tab, every Unicode space separator, U+2028,
+// U+2029 and U+FEFF. Compiled by Go (RE2), gitleaks' rules read \s as
+// [\t\n\f\r ] only, and many of them demand such a boundary after the token
+// (`(?:[\x60'"\s;]|\\[nr]|$)`): a token followed by a no-break space ends
+// where Claude Code sees it end, yet gitleaks reports nothing. Separately,
+// characters that render as nothing (zero-width space, joiners, soft hyphen,
+// U+FEFF) dropped inside a token hide it from every rule while the text
+// still reads, and copies, as the token.
+//
+// Rather than fork gitleaks' rules, Scan rewrites the text it hands them,
+// in up to two views:
+//
+//   - the spaced view maps each such space to an ASCII space and U+2028 and
+//     U+2029 to a newline, so \s, \b and `.` see the boundaries JavaScript
+//     sees;
+//   - the stripped view is the spaced view with the invisible characters
+//     removed as well, so a token with one inside is whole again.
+//
+// Both are scanned and their findings merged. Lines are those of the
+// original as git, grep -n and editors count them: by "\n" alone. A U+2028
+// or U+2029 ends a line only for the rules (as it does for JavaScript's
+// `.`); the line numbers reported skip the breaks it added.
+//
+// Text that is ASCII without a vertical tab, nearly every memory file, is
+// scanned as it is, after one byte loop. Text with other non-ASCII
+// characters but none of these is scanned as it is too, after one rune
+// loop; gitleaks' findings on it are exactly what they were.
+
+// class is what a rune becomes in the views.
+type class uint8
+
+const (
+	keep      class = iota // unchanged in both views
+	space                  // JavaScript's \s but not RE2's: an ASCII space
+	separator              // U+2028, U+2029: a newline that is not a line
+	invisible              // renders as nothing: removed in the stripped view
+	zwnbsp                 // U+FEFF: a space in the spaced view, removed in the stripped one
+)
+
+// classify returns r's class. A U+FEFF at the very start of the text is a
+// byte order mark: a space in both views, since at the start removing it
+// and turning it into a boundary come to the same, and a BOM alone should
+// not cost a second scan.
+func classify(r rune, atStart bool) class {
+	switch {
+	case r < utf8.RuneSelf:
+		if r == '\v' {
+			return space
+		}
+		return keep
+	case r == 0x2028 || r == 0x2029:
+		return separator
+	case r == 0xFEFF && atStart:
+		return space
+	case r == 0xFEFF:
+		return zwnbsp
+	case r == 0x85 || unicode.Is(unicode.Zs, r):
+		// Zs is U+00A0, U+1680, U+2000–U+200A, U+202F, U+205F and U+3000
+		// (besides the ASCII space). NEL (U+0085) is not \s in JavaScript,
+		// but Unicode counts it as white space and so do readers.
+		return space
+	case unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point):
+		// Unicode's default-ignorable code points, near enough: format
+		// characters (U+00AD, U+200B–U+200F, U+202A–U+202E, U+2060–U+2064,
+		// bidi isolates, tags), variation selectors, Hangul fillers.
+		return invisible
+	default:
+		return keep
+	}
+}
+
+// view is one version of the text that gitleaks scans.
+type view struct {
+	text string
+	// breaks lists, in order, the 0-based line of text that each newline
+	// standing for a U+2028 or U+2029 ends.
+	breaks []int
+}
+
+// line returns the 1-based line of the original text that holds the start
+// of line l (0-based, as gitleaks numbers them) of the view.
+func (v view) line(l int) int {
+	before, _ := slices.BinarySearch(v.breaks, l) // breaks ending lines < l
+	return l - before + 1
+}
+
+// views returns the views of content to scan: content itself, or the spaced
+// view in its place, and the stripped view when content holds an invisible
+// character that may sit inside a token.
+func views(content string) []view {
+	if !needsSurvey(content) {
+		return []view{{text: content}}
+	}
+	spaced, stripped := survey(content)
+	vs := []view{{text: content}}
+	if spaced {
+		vs[0] = rewrite(content, false)
+	}
+	if stripped {
+		vs = append(vs, rewrite(content, true))
+	}
+	return vs
+}
+
+// needsSurvey reports whether content has a byte a view could change: one
+// past ASCII, or a vertical tab.
+func needsSurvey(content string) bool {
+	for i := 0; i < len(content); i++ {
+		if c := content[i]; c >= utf8.RuneSelf || c == '\v' {
+			return true
+		}
+	}
+	return false
+}
+
+// survey reports whether content needs the spaced view (it holds a space or
+// separator of the class table) and the stripped view (it holds a run of
+// invisible characters next to no visible non-ASCII character).
+//
+// The stripped view is skipped when every run follows or precedes a visible
+// non-ASCII character, as in emoji sequences (⚠ U+FE0F, ZWJ between emoji):
+// removing the run there only joins that character to its neighbour, and no
+// rule's token holds one, so the second scan could find nothing new.
+func survey(content string) (spaced, stripped bool) {
+	prevWide := false // the last visible rune was non-ASCII
+	for i := 0; i < len(content) && !(spaced && stripped); {
+		if c := content[i]; c < utf8.RuneSelf && c != '\v' {
+			prevWide = false
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(content[i:])
+		cl := classify(r, i == 0)
+		if cl != invisible && cl != zwnbsp {
+			spaced = spaced || cl == space || cl == separator
+			prevWide = cl == keep && r >= utf8.RuneSelf
+			i += n
+			continue
+		}
+		// A run of invisible characters: find its end and the rune after.
+		j := i
+		for j < len(content) {
+			r, m := utf8.DecodeRuneInString(content[j:])
+			cl := classify(r, false)
+			if cl != invisible && cl != zwnbsp {
+				nextWide := cl == keep && r >= utf8.RuneSelf
+				stripped = stripped || !(prevWide || nextWide)
+				break
+			}
+			spaced = spaced || cl == zwnbsp
+			j += m
+		}
+		if j == len(content) {
+			stripped = stripped || !prevWide
+		}
+		i = j
+	}
+	return spaced, stripped
+}
+
+// rewrite returns the spaced view of content, or the stripped one when
+// strip is set.
+func rewrite(content string, strip bool) view {
+	var b strings.Builder
+	b.Grow(len(content))
+	var breaks []int
+	lines, done := 0, 0 // newlines written; content[:done] is in b
+	put := func(i, n int, repl string) {
+		b.WriteString(content[done:i])
+		b.WriteString(repl)
+		done = i + n
+	}
+	for i := 0; i < len(content); {
+		if c := content[i]; c < utf8.RuneSelf && c != '\v' {
+			if c == '\n' {
+				lines++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(content[i:])
+		switch cl := classify(r, i == 0); {
+		case cl == space, cl == zwnbsp && !strip:
+			put(i, n, " ")
+		case cl == separator:
+			put(i, n, "\n")
+			breaks = append(breaks, lines)
+			lines++
+		case strip && (cl == invisible || cl == zwnbsp):
+			put(i, n, "")
+		}
+		i += n
+	}
+	b.WriteString(content[done:])
+	return view{text: b.String(), breaks: breaks}
+}
