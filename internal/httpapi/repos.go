@@ -160,6 +160,9 @@ func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, a
 		if err := s.limiter.allow(sr.p.Key.ID, time.Now()); err != nil {
 			return teammem.WriteResult{}, err
 		}
+		if err := s.refuseWriteSecrets(sr, actor); err != nil {
+			return teammem.WriteResult{}, err
+		}
 		wctx := ctx
 		if n, ok := s.events.(notifier); ok {
 			// On Postgres the store sends the change event in the write's
