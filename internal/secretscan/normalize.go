@@ -98,29 +98,49 @@ func (v view) line(l int) int {
 // view in its place, and the stripped view when content holds an invisible
 // character that may sit inside a token.
 func views(content string) []view {
-	if !needsSurvey(content) {
+	at := firstSpecial(content)
+	if at < 0 {
 		return []view{{text: content}}
 	}
-	spaced, stripped := survey(content)
+	spaced, stripped := survey(content, at)
 	vs := []view{{text: content}}
 	if spaced {
-		vs[0] = rewrite(content, false)
+		vs[0] = rewrite(content, at, false)
 	}
 	if stripped {
-		vs = append(vs, rewrite(content, true))
+		vs = append(vs, rewrite(content, at, true))
 	}
 	return vs
 }
 
-// needsSurvey reports whether content has a byte a view could change: one
-// past ASCII, or a vertical tab.
-func needsSurvey(content string) bool {
-	for i := 0; i < len(content); i++ {
-		if c := content[i]; c >= utf8.RuneSelf || c == '\v' {
-			return true
+// firstSpecial returns the index of the first byte of content a view could
+// change (one past ASCII, or a vertical tab), or -1 if there is none.
+func firstSpecial(content string) int {
+	if i := skipPlain(content, 0); i < len(content) {
+		return i
+	}
+	return -1
+}
+
+// skipPlain returns the index of the first byte at or after i that is past
+// ASCII or a vertical tab, or len(s). It tests eight bytes at a time, since
+// it runs over every byte of nearly every text scanned.
+func skipPlain(s string, i int) int {
+	const ones, highs, vts = 0x0101010101010101, 0x8080808080808080, 0x0b0b0b0b0b0b0b0b
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		x := w ^ vts // a vertical tab becomes a zero byte
+		if (w|(x-ones)&^x)&highs != 0 {
+			break // a high bit, or a zero byte in x: look closer below
 		}
 	}
-	return false
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '\v' {
+			return i
+		}
+	}
+	return i
 }
 
 // survey reports whether content needs the spaced view (it holds a space or
@@ -131,12 +151,14 @@ func needsSurvey(content string) bool {
 // non-ASCII character, as in emoji sequences (⚠ U+FE0F, ZWJ between emoji):
 // removing the run there only joins that character to its neighbour, and no
 // rule's token holds one, so the second scan could find nothing new.
-func survey(content string) (spaced, stripped bool) {
+//
+// Everything before from is ASCII without a vertical tab.
+func survey(content string, from int) (spaced, stripped bool) {
 	prevWide := false // the last visible rune was non-ASCII
-	for i := 0; i < len(content) && !(spaced && stripped); {
-		if c := content[i]; c < utf8.RuneSelf && c != '\v' {
+	for i := from; i < len(content) && !(spaced && stripped); {
+		if j := skipPlain(content, i); j > i {
 			prevWide = false
-			i++
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(content[i:])
@@ -169,23 +191,22 @@ func survey(content string) (spaced, stripped bool) {
 }
 
 // rewrite returns the spaced view of content, or the stripped one when
-// strip is set.
-func rewrite(content string, strip bool) view {
+// strip is set. Everything before from is ASCII without a vertical tab, the
+// same in every view.
+func rewrite(content string, from int, strip bool) view {
 	var b strings.Builder
 	b.Grow(len(content))
 	var breaks []int
-	lines, done := 0, 0 // newlines written; content[:done] is in b
+	lines, done := strings.Count(content[:from], "\n"), 0 // newlines before i; content[:done] is in b
 	put := func(i, n int, repl string) {
 		b.WriteString(content[done:i])
 		b.WriteString(repl)
 		done = i + n
 	}
-	for i := 0; i < len(content); {
-		if c := content[i]; c < utf8.RuneSelf && c != '\v' {
-			if c == '\n' {
-				lines++
-			}
-			i++
+	for i := from; i < len(content); {
+		if j := skipPlain(content, i); j > i {
+			lines += strings.Count(content[i:j], "\n")
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(content[i:])

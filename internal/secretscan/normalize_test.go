@@ -217,3 +217,30 @@ func TestTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipPlain checks the word-at-a-time skip against a byte loop, with a
+// vertical tab or a non-ASCII byte at each position of texts of each length
+// around a word.
+func TestSkipPlain(t *testing.T) {
+	naive := func(s string, i int) int {
+		for ; i < len(s); i++ {
+			if s[i] >= 0x80 || s[i] == '\v' {
+				return i
+			}
+		}
+		return i
+	}
+	for n := range 20 {
+		plain := strings.Repeat("a\x0c\n\x7f\x1b", 4)[:n] // bytes next to \v and the high bit
+		for at := range n + 1 {
+			for _, b := range []string{"", "\v", "\x80", "\xff", "\x0b\xc2"} {
+				s := plain[:at] + b + plain[at:]
+				for from := range len(s) + 1 {
+					if got, want := skipPlain(s, from), naive(s, from); got != want {
+						t.Fatalf("skipPlain(%q, %d) = %d, want %d", s, from, got, want)
+					}
+				}
+			}
+		}
+	}
+}
