@@ -244,3 +244,22 @@ func TestSkipPlain(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainRange checks classify's shortcut: no rune it skips the Unicode
+// tables for is one they would class otherwise.
+func TestPlainRange(t *testing.T) {
+	n := 0
+	for r := rune(0x80); r <= unicode.MaxRune; r++ {
+		if !plainRange(r) {
+			continue
+		}
+		n++
+		if r == 0x85 || r == 0x2028 || r == 0x2029 || r == 0xFEFF || unicode.Is(unicode.Zs, r) ||
+			unicode.In(r, unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) {
+			t.Errorf("%U is in a plain range but not plain", r)
+		}
+	}
+	if n < 100_000 {
+		t.Errorf("only %d runes in the plain ranges", n)
+	}
+}
