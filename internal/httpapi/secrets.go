@@ -44,6 +44,10 @@ func NewScannerAsync(build func() (*secretscan.Scanner, error)) *Scanner {
 	return s
 }
 
+// ruleScannerUnavailable is the rule id of the one finding ScanEntry reports
+// for any content when the rules failed to compile.
+const ruleScannerUnavailable = "scanner-unavailable"
+
 // errScannerBuilding is Ready's answer while the rules compile.
 var errScannerBuilding = errors.New("the secret scanner is still compiling its rules")
 
@@ -68,7 +72,7 @@ func (s *Scanner) Wait() error {
 // content the server could not scan is ever stored.
 func (s *Scanner) ScanEntry(org teammem.Org, key, content string) []teammem.SkippedSecret {
 	if s.Wait() != nil {
-		return []teammem.SkippedSecret{{Path: key, RuleID: "scanner-unavailable", Label: "secret scanner unavailable", Line: 1}}
+		return []teammem.SkippedSecret{{Path: key, RuleID: ruleScannerUnavailable, Label: "secret scanner unavailable", Line: 1}}
 	}
 	var out []teammem.SkippedSecret
 	for _, f := range s.scanner.Scan(content, s.allowlist(org)) {
@@ -124,6 +128,10 @@ func RefuseSecret(sc teammem.SecretScanner, org teammem.Org, field, value string
 		return nil
 	}
 	f := found[0]
+	if f.RuleID == ruleScannerUnavailable {
+		// Not the caller's fault, and nothing unscanned is stored either.
+		return teammem.Errorf(teammem.EUnavailable, "the secret scanner is unavailable, so %s cannot be checked", secretFields[field])
+	}
 	return teammem.Errorf(teammem.EInvalid, "%s holds what looks like a secret (%s); use one without it", secretFields[field], f.Label).
 		WithDetails(map[string]any{"field": field, "rule_id": f.RuleID, "label": f.Label})
 }

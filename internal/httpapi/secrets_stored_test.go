@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -87,6 +88,15 @@ func TestStoredIdentifiersRefuseSecrets(t *testing.T) {
 				map[string]any{"entries": map[string]string{"b.md": "b\n"}}, "X-Teammem-Client", ghp), "client", "GitHub PAT", ghp)
 			e.do("GET", entry, member, nil).want(t, 404)
 			e.do("PUT", entry, member, "b\n", "X-Teammem-Client", "teammem/1.0").want(t, 200)
+		})
+
+		t.Run("scanner unavailable", func(t *testing.T) {
+			broken := httpapi.NewScannerAsync(func() (*secretscan.Scanner, error) { return nil, errors.New("no rules") })
+			ts := httptest.NewServer(httpapi.New(st, broken, testConfig(), nil, nil).Handler())
+			t.Cleanup(ts.Close)
+			e2 := *e
+			e2.url = ts.URL
+			e2.do("POST", "/v1/org/keys", owner, map[string]any{"name": "laptop"}).want(t, 503)
 		})
 	})
 }

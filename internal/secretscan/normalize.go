@@ -26,7 +26,7 @@ import (
 //   - the stripped view is the spaced view with the invisible characters
 //     removed as well, so a token with one inside is whole again.
 //
-// Both are scanned and their findings merged. Lines are those of the
+// Each view is scanned and the findings merged. Lines are those of the
 // original as git, grep -n and editors count them: by "\n" alone. A U+2028
 // or U+2029 ends a line only for the rules (as it does for JavaScript's
 // `.`); the line numbers reported skip the breaks it added.
@@ -35,6 +35,11 @@ import (
 // scanned as it is, after one byte loop. Text with other non-ASCII
 // characters but none of these is scanned as it is too, after one rune
 // loop; gitleaks' findings on it are exactly what they were.
+//
+// gitleaks decodes base64, hex, percent and \u escapes after the views are
+// made, inside its own scan: a Unicode space or invisible character in the
+// decoded text is not normalised (the README lists this among the forms not
+// caught).
 
 // class is what a rune becomes in the views.
 type class uint8
