@@ -160,7 +160,7 @@ func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, a
 		if err := s.limiter.allow(sr.p.Key.ID, time.Now()); err != nil {
 			return teammem.WriteResult{}, err
 		}
-		if err := s.refuseWriteSecrets(sr, actor); err != nil {
+		if err := s.refuseWriteSecrets(sr, actor.ClientID); err != nil {
 			return teammem.WriteResult{}, err
 		}
 		wctx := ctx

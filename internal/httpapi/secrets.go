@@ -147,11 +147,11 @@ func (s *Server) refuseSecret(org teammem.Org, field, value string) error {
 // good. An existing repo was checked when it was created. A refused client
 // name fails the write rather than being replaced, so that a client sending
 // one learns it at once.
-func (s *Server) refuseWriteSecrets(sr *spaceReq, actor teammem.Actor) error {
+func (s *Server) refuseWriteSecrets(sr *spaceReq, clientID string) error {
 	if sr.repo.ID == 0 {
 		if err := s.refuseSecret(sr.p.Org, "repo", sr.slug); err != nil {
 			return err
 		}
 	}
-	return s.refuseSecret(sr.p.Org, "client", actor.ClientID)
+	return s.refuseSecret(sr.p.Org, "client", clientID)
 }
