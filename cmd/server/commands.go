@@ -229,6 +229,9 @@ func adminCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("user %q: %w", keyUser, err)
 			}
+			if err := refuseSecretKeyName(org, keyName); err != nil {
+				return err
+			}
 			var expires *time.Time
 			if expiresIn > 0 {
 				t := time.Now().Add(expiresIn).UTC()

@@ -151,7 +151,7 @@ func TestConcurrentStockPushers(t *testing.T) {
 					key := fmt.Sprintf("p%d/note-%d.md", p, i)
 					local[key] = fmt.Sprintf("pusher %d round %d\n", p, i)
 					var r putResult
-					for try := 0; try < 20; try++ { // the next edit retries, as the watcher would
+					for try := 0; try < 60; try++ { // the next edit retries, as the watcher would (many under a loaded CI machine)
 						if r = c.push(local); r.Status == 200 {
 							break
 						}

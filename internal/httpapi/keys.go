@@ -75,6 +75,9 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := s.refuseSecret(p.Org, "name", name); err != nil {
+		return err
+	}
 	expires, err := parseExpiry(body.ExpiresAt)
 	if err != nil {
 		return err

@@ -273,6 +273,9 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
 				details["rule_ids"] = teammem.RuleIDs(found)
 			}
+			if s.refuseSecret(p.Org, "repo", repo) != nil {
+				repo = "" // a refused push never stores a slug nobody scanned clean
+			}
 			s.audit(ctx, p, "push.rejected", repo, "", details)
 		}
 		return

@@ -48,6 +48,9 @@ func (s *Server) admitAndWrite(ctx context.Context, call teammem.WriteCall) (tea
 	case err != nil:
 		return teammem.WriteResult{}, err
 	default:
+		if err := s.refuseWriteSecrets(sr, call.ClientID); err != nil {
+			return teammem.WriteResult{}, err
+		}
 		call.Target = teammem.Target{Repo: sr.repo, Space: sr.space}
 	}
 	return s.writer.Write(ctx, call)

@@ -110,6 +110,44 @@ func BenchmarkScanFiles(b *testing.B) {
 	})
 }
 
+// BenchmarkScanFilesUnicode is BenchmarkScanFiles at the views' worst
+// case: each file has a zero-width and a no-break space after every "e", so
+// it is rewritten twice and scanned twice (see normalize.go).
+func BenchmarkScanFilesUnicode(b *testing.B) {
+	forEachSetB(b, func(b *testing.B, set sampleSet) {
+		s := mustScanner(b)
+		var files []string
+		size := 0
+		for _, content := range set.memdir {
+			files = append(files, strings.ReplaceAll(content, "e ", "e\u200b\u00a0"))
+			size += len(content)
+		}
+		b.SetBytes(int64(size)) // the original bytes, comparable with BenchmarkScanFiles
+		for b.Loop() {
+			for _, content := range files {
+				s.Scan(content, nil)
+			}
+		}
+	})
+}
+
+// BenchmarkViews measures the normalising pass alone, what Scan adds to
+// gitleaks' own work: on the benchmark corpus (plain, so it only surveys)
+// and on the corpus of BenchmarkScanFilesUnicode (both views built).
+func BenchmarkViews(b *testing.B) {
+	forEachSetB(b, func(b *testing.B, set sampleSet) {
+		text := corpus(set)
+		for name, text := range map[string]string{"plain": text, "unicode": strings.ReplaceAll(text, "e ", "e\u200b\u00a0")} {
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					views(text)
+				}
+			})
+		}
+	})
+}
+
 // BenchmarkBuild measures the one-off cost of compiling the default rules,
 // which New pays on its first call.
 func BenchmarkBuild(b *testing.B) {

@@ -1,9 +1,11 @@
 // Package secretscan finds credentials in text before it is shared.
 //
 // The teammem server and client both scan memory files with the same rules:
-// gitleaks' complete default rule set, compiled once per process. Findings
-// name the rule and the line, never the matched text, so they are safe to
-// log, return to clients and store.
+// gitleaks' complete default rule set, compiled once per process. The text
+// is normalised first so that they find what Claude Code's own scanner
+// finds: Unicode spaces end a token, and invisible characters inside one do
+// not hide it (see normalize.go). Findings name the rule and the line, never
+// the matched text, so they are safe to log, return to clients and store.
 package secretscan
 
 import (
@@ -142,27 +144,36 @@ func dropStopwordTries(cfg *config.Config) {
 
 // Scan returns the distinct (rule id, line) findings in content, sorted by
 // line then rule id, minus those allow drops. It returns nil when nothing is
-// found.
+// found. Unicode spaces and line separators end a token as they do for
+// Claude Code's scanner, and a token with invisible characters inside (zero
+// width, soft hyphen) is found too; lines are the original's, counted by
+// "\n".
 func (s *Scanner) Scan(content string, allow *Allowlist) []Finding {
 	if content == "" {
 		return nil
 	}
 	seen := make(map[Finding]bool)
 	var out []Finding
-	// One detector serves all goroutines: DetectString only reads the
-	// compiled rules and keyword prefilter and adds to an atomic byte count.
-	// The detector's unguarded state (its findings slice, commit map) is
-	// touched only by gitleaks' own file and git scans, which we never call.
-	for _, gf := range s.det.DetectString(content) {
-		// gf carries the secret, the match and the whole line; only the rule
-		// id and line number leave this loop.
-		if allow.drops(gf.RuleID, gf.Secret) {
-			continue
-		}
-		f := Finding{RuleID: gf.RuleID, Label: Label(gf.RuleID), Line: gf.StartLine + 1}
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
+	// Each view is the content as gitleaks would need to see it to find
+	// what Claude Code finds (see normalize.go); usually content itself.
+	// A token found in two views is one finding: same rule, same line.
+	for _, v := range views(content) {
+		// One detector serves all goroutines: DetectString only reads the
+		// compiled rules and keyword prefilter and adds to an atomic byte
+		// count. The detector's unguarded state (its findings slice, commit
+		// map) is touched only by gitleaks' own file and git scans, which we
+		// never call.
+		for _, gf := range s.det.DetectString(v.text) {
+			// gf carries the secret, the match and the whole line; only the
+			// rule id and line number leave this loop.
+			if allow.drops(gf.RuleID, gf.Secret) {
+				continue
+			}
+			f := Finding{RuleID: gf.RuleID, Label: Label(gf.RuleID), Line: v.line(gf.StartLine)}
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {

@@ -74,3 +74,14 @@ var falsePositives = []template{
 	{"curl-auth-header", `curl -H "Authorization: Bearer $GITHUB_TOKEN" https://api.github.com/user`},
 	{"gcp-api-key", "AIzaSyXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"},
 }
+
+// tokens are bare tokens, each the whole text. Rules that end a token with a
+// boundary class (npm, gcp, databricks) are here for the tests of what
+// counts as a boundary; github-pat and aws-access-token for the rest.
+var tokens = []template{
+	{"github-pat", "ghp_{alnum:36}"},
+	{"aws-access-token", "AKIA{base32:16}"},
+	{"npm-access-token", "npm_{alnum:36}"},
+	{"gcp-api-key", "AIza{b64url:35}"},
+	{"databricks-api-token", "dapi{hex:32}"},
+}

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Sample is one piece of text and the rule it is about.
@@ -35,6 +36,27 @@ func TruePositives() []Sample { return expand("tp", truePositives) }
 
 // FalsePositives returns the false-positive samples, in a fixed order.
 func FalsePositives() []Sample { return expand("fp", falsePositives) }
+
+// Token returns a bare synthetic token that gitleaks' rule ruleID reports on
+// its own, the same on every call: for tests that put a secret somewhere a
+// sample does not fit (a key name, a header, among invisible characters).
+// It panics for a rule without a token template (see tokens).
+func Token(ruleID string) string {
+	t, ok := tokenSet()[ruleID]
+	if !ok {
+		panic(fmt.Sprintf("secrettest: no token template for rule %s", ruleID))
+	}
+	return t
+}
+
+// tokenSet expands the token templates once.
+var tokenSet = sync.OnceValue(func() map[string]string {
+	out := make(map[string]string, len(tokens))
+	for _, s := range expand("token", tokens) {
+		out[s.RuleID] = s.Text
+	}
+	return out
+})
 
 // template is a sample before its placeholders are filled.
 type template struct{ ruleID, text string }

@@ -29,6 +29,23 @@ func TestSamples(t *testing.T) {
 	}
 }
 
+func TestToken(t *testing.T) {
+	seen := map[string]bool{}
+	for _, tmpl := range tokens {
+		tok := Token(tmpl.ruleID)
+		if tok == "" || placeholder.MatchString(tok) || seen[tok] || tok != Token(tmpl.ruleID) {
+			t.Errorf("Token(%s) = %q", tmpl.ruleID, tok)
+		}
+		seen[tok] = true
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic for a rule without a token template")
+		}
+	}()
+	Token("no-such-rule")
+}
+
 func TestExpandUnknownAlphabet(t *testing.T) {
 	defer func() {
 		if recover() == nil {

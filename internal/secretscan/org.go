@@ -1,0 +1,103 @@
+package secretscan
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// OrgScanner adapts the scanner to the domain's SecretScanner, compiling
+// each org's allowlist once per distinct setting. It is what the server's
+// Writer scans with.
+type OrgScanner struct {
+	ready   chan struct{} // closed once scanner or err is set
+	scanner *Scanner
+	err     error
+	mu      sync.Mutex
+	allow   map[int64]compiledAllowlist
+}
+
+type compiledAllowlist struct {
+	fingerprint string
+	list        *Allowlist
+}
+
+// NewOrgScanner wraps sc.
+func NewOrgScanner(sc *Scanner) *OrgScanner {
+	s := &OrgScanner{ready: make(chan struct{}), scanner: sc, allow: map[int64]compiledAllowlist{}}
+	close(s.ready)
+	return s
+}
+
+// NewOrgScannerAsync compiles the rules with build in the background, so the
+// server can listen (and answer health checks and pulls) meanwhile. Scans
+// wait for it; Ready says when it is done.
+func NewOrgScannerAsync(build func() (*Scanner, error)) *OrgScanner {
+	s := &OrgScanner{ready: make(chan struct{}), allow: map[int64]compiledAllowlist{}}
+	go func() {
+		defer close(s.ready)
+		s.scanner, s.err = build()
+	}()
+	return s
+}
+
+// RuleScannerUnavailable is the rule id of the one finding ScanEntry reports
+// for any content when the rules failed to compile.
+const RuleScannerUnavailable = "scanner-unavailable"
+
+// errScannerBuilding is Ready's answer while the rules compile.
+var errScannerBuilding = errors.New("the secret scanner is still compiling its rules")
+
+// Ready returns nil once the scanner can scan, and why not otherwise.
+func (s *OrgScanner) Ready() error {
+	select {
+	case <-s.ready:
+		return s.err
+	default:
+		return errScannerBuilding
+	}
+}
+
+// Wait blocks until the scanner is built and returns the build's error.
+func (s *OrgScanner) Wait() error {
+	<-s.ready
+	return s.err
+}
+
+// ScanEntry scans one entry with the org's allowlist applied. Should the
+// rules have failed to compile, every entry is reported as a finding: no
+// content the server could not scan is ever stored.
+func (s *OrgScanner) ScanEntry(org teammem.Org, key, content string) []teammem.SkippedSecret {
+	if s.Wait() != nil {
+		return []teammem.SkippedSecret{{Path: key, RuleID: RuleScannerUnavailable, Label: "secret scanner unavailable", Line: 1}}
+	}
+	var out []teammem.SkippedSecret
+	for _, f := range s.scanner.Scan(content, s.allowlist(org)) {
+		out = append(out, teammem.SkippedSecret{Path: key, RuleID: f.RuleID, Label: f.Label, Line: f.Line})
+	}
+	return out
+}
+
+func (s *OrgScanner) allowlist(org teammem.Org) *Allowlist {
+	a := org.Settings.SecretAllowlist
+	if len(a.RuleIDs) == 0 && len(a.Regexes) == 0 {
+		return nil
+	}
+	fp := strings.Join(a.RuleIDs, "\x00") + "\x01" + strings.Join(a.Regexes, "\x00")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.allow[org.ID]; ok && c.fingerprint == fp {
+		return c.list
+	}
+	list := &Allowlist{RuleIDs: a.RuleIDs}
+	for _, r := range a.Regexes {
+		if re, err := regexp.Compile(r); err == nil { // validated when set
+			list.Regexes = append(list.Regexes, re)
+		}
+	}
+	s.allow[org.ID] = compiledAllowlist{fingerprint: fp, list: list}
+	return list
+}
