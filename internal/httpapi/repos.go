@@ -157,7 +157,7 @@ func scopeAction(scope teammem.Scope, write bool) action {
 func (s *Server) write(ctx context.Context, sr *spaceReq, actor teammem.Actor, api string, req teammem.WriteRequest) (teammem.WriteResult, error) {
 	announced := false
 	res, err := func() (teammem.WriteResult, error) {
-		if err := s.limiter.allow(sr.p.Key.ID, time.Now()); err != nil {
+		if err := s.limiter.allowWrite(sr.p, s.now()); err != nil {
 			return teammem.WriteResult{}, err
 		}
 		wctx := ctx

@@ -34,10 +34,25 @@ type Config struct {
 	// AdminKey authorises the server operators' /v1/admin routes; empty
 	// disables them.
 	AdminKey string
-	// WriteRate and WriteBurst shape the per-key token bucket on writes;
-	// a rate of 0 disables limiting.
+	// WriteRate and WriteBurst shape each API key's token bucket on
+	// memory writes; a rate of 0 turns every write limit off.
 	WriteRate  float64
 	WriteBurst int
+	// UserWrite and OrgWrite are the write buckets shared by every key of
+	// one user and by every key of one org, so that minting keys buys no
+	// extra writes. A zero Rate leaves that bucket out.
+	UserWrite, OrgWrite RateLimit
+	// Read, UserRead and OrgRead are the buckets, per key, user and org, of
+	// every other authenticated request (see limitReads); a zero Read.Rate
+	// turns every read limit off, a zero Rate of the others leaves that
+	// bucket out.
+	Read, UserRead, OrgRead RateLimit
+	// MaxKeysPerUser caps a user's active (neither revoked nor expired)
+	// keys; 0 means no cap.
+	MaxKeysPerUser int
+	// Clock is the time of rate limits and key expiry; nil means
+	// time.Now. Tests set it.
+	Clock func() time.Time
 	// Events carries change notifications between replicas; nil means an
 	// in-process broker (one server).
 	Events events.Broker
@@ -55,7 +70,7 @@ type Server struct {
 	metrics *telemetry.Metrics
 	writer  *teammem.Writer
 	touch   keyToucher
-	limiter *writeLimiter
+	limiter limits
 	events  events.Broker
 	router  chi.Router
 	// routeLabels holds every route template, as chi reports a matched one:
@@ -67,6 +82,9 @@ type Server struct {
 	streamsDone chan struct{}
 	closeOnce   sync.Once
 }
+
+// now is the server's clock (Config.Clock).
+func (s *Server) now() time.Time { return s.cfg.Clock() }
 
 // CloseStreams ends every open event stream (clients reconnect elsewhere);
 // call it when shutdown begins, since streams never finish on their own.
@@ -89,8 +107,14 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
-		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
+		limiter: limits{
+			writes: newLimiter("writes", RateLimit{cfg.WriteRate, cfg.WriteBurst}, cfg.UserWrite, cfg.OrgWrite),
+			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),
+		}}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
@@ -155,7 +179,7 @@ func (s *Server) routes() chi.Router {
 		r.Method(http.MethodGet, "/metrics", s.metricsOnAPI())
 	}
 	r.Group(func(r chi.Router) {
-		r.Use(s.requireKey, s.limitBody)
+		r.Use(s.requireKey, s.limitReads, s.limitBody)
 		r.Get("/api/claude_code/team_memory", s.handle(s.getTeamMemory))
 		r.Put("/api/claude_code/team_memory", s.handle(s.putTeamMemory))
 	})
@@ -165,7 +189,7 @@ func (s *Server) routes() chi.Router {
 			s.serverAdminRoutes(r)
 		})
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireKey, s.limitBody)
+			r.Use(s.requireKey, s.limitReads, s.limitBody)
 			s.orgRoutes(r)
 			s.repoRoutes(r)
 		})

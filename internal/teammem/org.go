@@ -74,18 +74,28 @@ type ServerDefaults struct {
 	MaxEntries    int          // TEAMMEM_DEFAULT_MAX_ENTRIES
 	MaxEntryBytes int          // TEAMMEM_MAX_ENTRY_BYTES, also a ceiling for orgs
 	SecretPolicy  SecretPolicy // TEAMMEM_SECRET_POLICY
+	// MaxEntriesCeiling is the most live entries per space any org may
+	// allow itself (TEAMMEM_MAX_ENTRIES_CEILING); 0 means no ceiling. It
+	// bounds what one pull can weigh, whatever an org's admin sets.
+	MaxEntriesCeiling int
 }
 
 // DefaultServerDefaults are the built-in defaults of design §3.
-var DefaultServerDefaults = ServerDefaults{MaxEntries: 500, MaxEntryBytes: 250_000, SecretPolicy: SecretPolicySkip}
+var DefaultServerDefaults = ServerDefaults{MaxEntries: 500, MaxEntryBytes: 250_000, SecretPolicy: SecretPolicySkip,
+	MaxEntriesCeiling: 5000}
 
 // Limits returns the org's effective limits. An org may lower the entry size
-// cap but never raise it above the server's.
+// cap but never raise it above the server's, and may set its entry count
+// cap up to the server's ceiling: a setting stored above it (before the
+// ceiling existed, or lowered since) counts as the ceiling.
 func (o Org) Limits(d ServerDefaults) Limits {
 	l := Limits{MaxEntries: d.MaxEntries, MaxEntryBytes: d.MaxEntryBytes, SecretPolicy: d.SecretPolicy, AutoCreateRepos: true}
 	s := o.Settings
 	if s.MaxEntries > 0 {
 		l.MaxEntries = s.MaxEntries
+	}
+	if d.MaxEntriesCeiling > 0 && l.MaxEntries > d.MaxEntriesCeiling {
+		l.MaxEntries = d.MaxEntriesCeiling
 	}
 	if s.MaxEntryBytes > 0 && s.MaxEntryBytes < l.MaxEntryBytes {
 		l.MaxEntryBytes = s.MaxEntryBytes
