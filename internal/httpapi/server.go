@@ -77,6 +77,7 @@ type Server struct {
 	// the only route label values besides telemetry.RouteUnmatched.
 	routeLabels map[string]bool
 	cache       *cache
+	index       *indexCache  // rendered MEMORY.md by space version
 	served      atomic.Int64 // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
@@ -114,7 +115,8 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 		limiter: limits{
 			writes: newLimiter("writes", RateLimit{cfg.WriteRate, cfg.WriteBurst}, cfg.UserWrite, cfg.OrgWrite),
 			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),
-		}}
+		},
+		index: newIndexCache(maxIndexCacheBytes)}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)

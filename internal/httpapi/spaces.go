@@ -224,20 +224,19 @@ func (s *Server) getIndex(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	entries, err := s.liveEntries(r.Context(), sr, true)
+	idx, err := s.spaceIndex(r.Context(), sr)
 	if err != nil {
 		return err
 	}
-	text, rendered := indexOf(entries)
 	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
-	if rendered {
+	w.Header().Set("ETag", `"`+idx.checksum+`"`)
+	if idx.rendered {
 		w.Header().Set("X-Teammem-Index", "rendered")
 	} else {
 		w.Header().Set("X-Teammem-Index", "stored")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(text))
+	_, _ = w.Write([]byte(idx.text))
 	return nil
 }
 
