@@ -50,8 +50,8 @@ type Config struct {
 	// MaxKeysPerUser caps a user's active (neither revoked nor expired)
 	// keys; 0 means no cap.
 	MaxKeysPerUser int
-	// Clock is the time of rate limits and key expiry; nil means
-	// time.Now. Tests set it.
+	// Clock is the time of rate limits, key expiry and audit
+	// deduplication; nil means time.Now. Tests set it.
 	Clock func() time.Time
 	// Events carries change notifications between replicas; nil means an
 	// in-process broker (one server).
@@ -78,6 +78,7 @@ type Server struct {
 	routeLabels map[string]bool
 	cache       *cache
 	index       *indexCache  // rendered MEMORY.md by space version
+	audited     *auditDedup  // recently audited reads
 	served      atomic.Int64 // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
@@ -116,7 +117,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 			writes: newLimiter("writes", RateLimit{cfg.WriteRate, cfg.WriteBurst}, cfg.UserWrite, cfg.OrgWrite),
 			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),
 		},
-		index: newIndexCache(maxIndexCacheBytes)}
+		index: newIndexCache(maxIndexCacheBytes), audited: newAuditDedup()}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)

@@ -196,7 +196,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.audit(r.Context(), sr.p, "space.export", sr.slug, string(sr.scope), map[string]any{"entries": len(entries)})
+	s.auditRead(r.Context(), sr.p, "space.export", sr.slug, string(sr.scope), map[string]any{"entries": len(entries)})
 	name := "teammem-" + string(sr.scope) + ".tar.gz"
 	w.Header().Set("Content-Type", "application/gzip")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
