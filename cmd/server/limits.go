@@ -11,7 +11,7 @@ import (
 
 // LimitsConfig is the server's abuse limits (README, "Security"): token
 // buckets on writes and on every other request, per key, per user and per
-// org, and caps on keys and org entry caps.
+// org, and caps on keys, event streams and org entry caps.
 type LimitsConfig struct {
 	// WriteRate and WriteBurst shape each key's bucket on memory writes;
 	// a rate of 0 turns every write limit off.
@@ -25,6 +25,8 @@ type LimitsConfig struct {
 	Read, UserRead, OrgRead httpapi.RateLimit
 	// MaxKeysPerUser caps a user's active keys (0: no cap).
 	MaxKeysPerUser int
+	// MaxStreamsPerKey caps one key's open event streams per replica (0: no cap).
+	MaxStreamsPerKey int
 	// MaxEntriesCeiling is the highest max_entries an org may set.
 	MaxEntriesCeiling int
 }
@@ -34,7 +36,7 @@ var limitsEnv = []string{
 	"TEAMMEM_WRITE_RATE", "TEAMMEM_WRITE_BURST", "TEAMMEM_USER_WRITE_RATE", "TEAMMEM_USER_WRITE_BURST",
 	"TEAMMEM_ORG_WRITE_RATE", "TEAMMEM_ORG_WRITE_BURST", "TEAMMEM_READ_RATE", "TEAMMEM_READ_BURST",
 	"TEAMMEM_USER_READ_RATE", "TEAMMEM_USER_READ_BURST", "TEAMMEM_ORG_READ_RATE", "TEAMMEM_ORG_READ_BURST",
-	"TEAMMEM_MAX_KEYS_PER_USER", "TEAMMEM_MAX_ENTRIES_CEILING",
+	"TEAMMEM_MAX_KEYS_PER_USER", "TEAMMEM_MAX_STREAMS_PER_KEY", "TEAMMEM_MAX_ENTRIES_CEILING",
 }
 
 // defaultLimits are the built-in limits. One user gets what one key gets,
@@ -48,7 +50,7 @@ func defaultLimits() LimitsConfig {
 		Read:           httpapi.RateLimit{Rate: 100, Burst: 300},
 		UserRead:       httpapi.RateLimit{Rate: 100, Burst: 300},
 		OrgRead:        httpapi.RateLimit{Rate: 1000, Burst: 3000},
-		MaxKeysPerUser: 20, MaxEntriesCeiling: 5000,
+		MaxKeysPerUser: 20, MaxStreamsPerKey: 4, MaxEntriesCeiling: 5000,
 	}
 }
 
@@ -85,6 +87,7 @@ func (l *LimitsConfig) loadEnv(getenv func(string) string, errs *[]string) {
 	bucket("TEAMMEM_USER_READ", &l.UserRead)
 	bucket("TEAMMEM_ORG_READ", &l.OrgRead)
 	integer("TEAMMEM_MAX_KEYS_PER_USER", &l.MaxKeysPerUser)
+	integer("TEAMMEM_MAX_STREAMS_PER_KEY", &l.MaxStreamsPerKey)
 	integer("TEAMMEM_MAX_ENTRIES_CEILING", &l.MaxEntriesCeiling)
 }
 
@@ -96,6 +99,7 @@ func (l *LimitsConfig) bindFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&l.Read.Rate, "read-rate", l.Read.Rate, "other requests per second per API key before 429; 0 turns every read limit off (TEAMMEM_READ_RATE)")
 	fs.IntVar(&l.Read.Burst, "read-burst", l.Read.Burst, "requests a key may burst above the read rate (TEAMMEM_READ_BURST)")
 	fs.IntVar(&l.MaxKeysPerUser, "max-keys-per-user", l.MaxKeysPerUser, "active API keys a user may hold; 0 for no cap (TEAMMEM_MAX_KEYS_PER_USER)")
+	fs.IntVar(&l.MaxStreamsPerKey, "max-streams-per-key", l.MaxStreamsPerKey, "open event streams per API key and replica; 0 for no cap (TEAMMEM_MAX_STREAMS_PER_KEY)")
 	fs.IntVar(&l.MaxEntriesCeiling, "max-entries-ceiling", l.MaxEntriesCeiling, "the highest max_entries an org may set (TEAMMEM_MAX_ENTRIES_CEILING)")
 }
 
@@ -114,6 +118,9 @@ func (l LimitsConfig) validate(defaultMaxEntries int, errs *[]string) {
 	if l.MaxKeysPerUser < 0 {
 		*errs = append(*errs, "TEAMMEM_MAX_KEYS_PER_USER must be >= 0 (0: no cap)")
 	}
+	if l.MaxStreamsPerKey < 0 {
+		*errs = append(*errs, "TEAMMEM_MAX_STREAMS_PER_KEY must be >= 0 (0: no cap)")
+	}
 	if l.MaxEntriesCeiling < 1 {
 		*errs = append(*errs, "TEAMMEM_MAX_ENTRIES_CEILING must be at least 1")
 	} else if defaultMaxEntries > l.MaxEntriesCeiling {
@@ -127,13 +134,13 @@ func (l LimitsConfig) apply(c *httpapi.Config) {
 	c.WriteRate, c.WriteBurst = l.WriteRate, l.WriteBurst
 	c.UserWrite, c.OrgWrite = l.UserWrite, l.OrgWrite
 	c.Read, c.UserRead, c.OrgRead = l.Read, l.UserRead, l.OrgRead
-	c.MaxKeysPerUser = l.MaxKeysPerUser
+	c.MaxKeysPerUser, c.MaxStreamsPerKey = l.MaxKeysPerUser, l.MaxStreamsPerKey
 }
 
 // String prints the limits for the start-up log.
 func (l LimitsConfig) String() string {
 	b := func(r httpapi.RateLimit) string { return fmt.Sprintf("%g/%d", r.Rate, r.Burst) }
-	return fmt.Sprintf("write_rate=%g write_burst=%d user_write=%s org_write=%s read=%s user_read=%s org_read=%s max_keys_per_user=%d max_entries_ceiling=%d",
+	return fmt.Sprintf("write_rate=%g write_burst=%d user_write=%s org_write=%s read=%s user_read=%s org_read=%s max_keys_per_user=%d max_streams_per_key=%d max_entries_ceiling=%d",
 		l.WriteRate, l.WriteBurst, b(l.UserWrite), b(l.OrgWrite), b(l.Read), b(l.UserRead), b(l.OrgRead),
-		l.MaxKeysPerUser, l.MaxEntriesCeiling)
+		l.MaxKeysPerUser, l.MaxStreamsPerKey, l.MaxEntriesCeiling)
 }

@@ -50,6 +50,12 @@ type Config struct {
 	// MaxKeysPerUser caps a user's active (neither revoked nor expired)
 	// keys; 0 means no cap.
 	MaxKeysPerUser int
+	// MaxStreamsPerKey caps the event streams one key holds open on this
+	// replica; 0 means no cap.
+	MaxStreamsPerKey int
+	// StreamRecheck is how often an open event stream re-reads its key and
+	// user from the database (30 s when 0).
+	StreamRecheck time.Duration
 	// Clock is the time of rate limits, key expiry and audit
 	// deduplication; nil means time.Now. Tests set it.
 	Clock func() time.Time
@@ -77,9 +83,10 @@ type Server struct {
 	// the only route label values besides telemetry.RouteUnmatched.
 	routeLabels map[string]bool
 	cache       *cache
-	index       *indexCache  // rendered MEMORY.md by space version
-	audited     *auditDedup  // recently audited reads
-	served      atomic.Int64 // requests begun, for trimWhenIdle
+	index       *indexCache   // rendered MEMORY.md by space version
+	streams     streamCounter // open event streams per key
+	audited     *auditDedup   // recently audited reads
+	served      atomic.Int64  // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -109,6 +116,9 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if cfg.StreamRecheck <= 0 {
+		cfg.StreamRecheck = 30 * time.Second
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
@@ -117,7 +127,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 			writes: newLimiter("writes", RateLimit{cfg.WriteRate, cfg.WriteBurst}, cfg.UserWrite, cfg.OrgWrite),
 			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),
 		},
-		index: newIndexCache(maxIndexCacheBytes), audited: newAuditDedup()}
+		index: newIndexCache(maxIndexCacheBytes), streams: streamCounter{open: map[string]int{}}, audited: newAuditDedup()}
 	s.writer = &teammem.Writer{Store: store, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
