@@ -39,7 +39,9 @@ func (s *Server) streamAllowed(w http.ResponseWriter, r *http.Request, g *stream
 	}
 	code := teammem.ErrorCode(err)
 	if code != teammem.EUnauthorized && code != teammem.EForbidden {
-		s.log.WarnContext(r.Context(), "re-checking an event stream's key failed", "error", err.Error())
+		if r.Context().Err() == nil { // not merely the client going away
+			s.log.WarnContext(r.Context(), "re-checking an event stream's key failed", "error", err.Error())
+		}
 		return false
 	}
 	reason := refusalOf(p, s.now())
@@ -49,7 +51,7 @@ func (s *Server) streamAllowed(w http.ResponseWriter, r *http.Request, g *stream
 		}
 	}
 	body, _ := json.Marshal(wire.ErrorBody{Error: wire.ErrorObject{Type: code, Message: teammem.ErrorMessage(err),
-		Details: map[string]any{"reason": reason}}})
+		Details: wire.StreamEndedDetails{Reason: reason}.Map()}})
 	fmt.Fprintf(w, "event: error\ndata: %s\n\n", body)
 	_ = http.NewResponseController(w).Flush()
 	return false

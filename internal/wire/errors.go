@@ -69,6 +69,9 @@ type StreamEndedDetails struct {
 	Reason string `json:"reason"` // a Refused or Forbidden constant
 }
 
+// Map returns the details as the map a teammem.Error carries.
+func (d StreamEndedDetails) Map() map[string]any { return map[string]any{"reason": d.Reason} }
+
 // ForbiddenDetails are the details of a 403 refusing an API key, so a
 // client can say why without reading the message.
 type ForbiddenDetails struct {
