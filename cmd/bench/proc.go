@@ -56,7 +56,7 @@ type procServer struct {
 // of it.
 func serverEnv(addr, dsn string, extra []string) []string {
 	env := append(os.Environ(), "TEAMMEM_ADDR="+addr, "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+benchKey,
-		"TEAMMEM_WRITE_RATE=0", "TEAMMEM_LOG_LEVEL=warn", "TEAMMEM_LOG_FORMAT=json",
+		"TEAMMEM_WRITE_RATE=0", "TEAMMEM_READ_RATE=0", "TEAMMEM_LOG_LEVEL=warn", "TEAMMEM_LOG_FORMAT=json",
 		"TEAMMEM_METRICS_ADDR=off", "TEAMMEM_METRICS_TOKEN="+benchMetricsToken)
 	return append(env, extra...)
 }

@@ -42,7 +42,7 @@ func startServer(t *testing.T, env ...string) string {
 	t.Helper()
 	url, cmd, _ := e2etest.StartServer(t, serverBin, append([]string{"TEAMMEM_ADDR=127.0.0.1:0",
 		"TEAMMEM_DATABASE_URL=sqlite://" + filepath.Join(t.TempDir(), "t.db"),
-		"TEAMMEM_BOOTSTRAP_KEY=" + serverKey, "TEAMMEM_WRITE_RATE=0"}, env...)...)
+		"TEAMMEM_BOOTSTRAP_KEY=" + serverKey, "TEAMMEM_WRITE_RATE=0", "TEAMMEM_READ_RATE=0"}, env...)...)
 	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	return url
 }

@@ -46,7 +46,7 @@ func (s *restartable) url() string { return "http://" + s.addr }
 func (s *restartable) start() {
 	s.t.Helper()
 	_, s.cmd, _ = e2etest.StartServer(s.t, serverBin, append([]string{"TEAMMEM_ADDR=" + s.addr,
-		"TEAMMEM_DATABASE_URL=" + s.dsn, "TEAMMEM_BOOTSTRAP_KEY=" + serverKey, "TEAMMEM_WRITE_RATE=0"}, s.env...)...)
+		"TEAMMEM_DATABASE_URL=" + s.dsn, "TEAMMEM_BOOTSTRAP_KEY=" + serverKey, "TEAMMEM_WRITE_RATE=0", "TEAMMEM_READ_RATE=0"}, s.env...)...)
 }
 
 func (s *restartable) stop() {

@@ -32,8 +32,6 @@ type Config struct {
 	TombstoneRetention time.Duration
 	BootstrapKey       string
 	AdminKey           string
-	WriteRate          float64
-	WriteBurst         int
 	LogFormat          string
 	LogLevel           string
 	ShutdownTimeout    time.Duration
@@ -42,16 +40,18 @@ type Config struct {
 	// retention of every org that sets none of its own.
 	HistoryRetentionDays int
 	HistoryMaxVersions   int
+	// Limits are the rate limits and caps against abuse.
+	Limits LimitsConfig
 }
 
 // envVars lists every environment variable the server reads; a test checks
 // that docker-compose.yml sets only these.
-var envVars = []string{
+var envVars = append([]string{
 	"TEAMMEM_ADDR", "TEAMMEM_METRICS_ADDR", "TEAMMEM_METRICS_TOKEN", "TEAMMEM_DATABASE_URL", "TEAMMEM_DEFAULT_MAX_ENTRIES",
 	"TEAMMEM_MAX_ENTRY_BYTES", "TEAMMEM_MAX_BODY_BYTES", "TEAMMEM_SECRET_POLICY", "TEAMMEM_TOMBSTONE_RETENTION",
 	"TEAMMEM_HISTORY_RETENTION", "TEAMMEM_HISTORY_MAX_VERSIONS",
-	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_WRITE_RATE", "TEAMMEM_WRITE_BURST", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
-}
+	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
+}, limitsEnv...)
 
 const (
 	// DefaultMetricsAddr is the metrics listener's address unless one is
@@ -72,8 +72,7 @@ func defaultConfig() Config {
 		MaxBodyBytes:       4 << 20,
 		SecretPolicy:       string(teammem.SecretPolicySkip),
 		TombstoneRetention: 720 * time.Hour,
-		WriteRate:          10,
-		WriteBurst:         30,
+		Limits:             defaultLimits(),
 		LogFormat:          "json",
 		LogLevel:           "info",
 		ShutdownTimeout:    15 * time.Second,
@@ -131,14 +130,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	integer("TEAMMEM_HISTORY_MAX_VERSIONS", &c.HistoryMaxVersions)
 	str("TEAMMEM_BOOTSTRAP_KEY", &c.BootstrapKey)
 	str("TEAMMEM_ADMIN_KEY", &c.AdminKey)
-	if v := getenv("TEAMMEM_WRITE_RATE"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("TEAMMEM_WRITE_RATE=%q is not a number", v))
-		}
-		c.WriteRate = f
-	}
-	integer("TEAMMEM_WRITE_BURST", &c.WriteBurst)
+	c.Limits.loadEnv(getenv, &errs)
 	str("TEAMMEM_LOG_FORMAT", &c.LogFormat)
 	str("TEAMMEM_LOG_LEVEL", &c.LogLevel)
 	duration("TEAMMEM_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
@@ -163,8 +155,7 @@ func (c *Config) bindFlags(fs *pflag.FlagSet) {
 		"how long entry versions are kept, as days (90d) or whole days as a duration (2160h), unless the org sets its own (TEAMMEM_HISTORY_RETENTION)")
 	fs.IntVar(&c.HistoryMaxVersions, "history-max-versions", c.HistoryMaxVersions,
 		"versions kept per entry, unless the org sets its own (TEAMMEM_HISTORY_MAX_VERSIONS)")
-	fs.Float64Var(&c.WriteRate, "write-rate", c.WriteRate, "writes per second per API key before 429; 0 disables (TEAMMEM_WRITE_RATE)")
-	fs.IntVar(&c.WriteBurst, "write-burst", c.WriteBurst, "writes a key may burst above the rate (TEAMMEM_WRITE_BURST)")
+	c.Limits.bindFlags(fs)
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json or text (TEAMMEM_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (TEAMMEM_LOG_LEVEL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long shutdown waits for in-flight requests (TEAMMEM_SHUTDOWN_TIMEOUT)")
@@ -211,9 +202,7 @@ func (c Config) validate() error {
 	if c.AdminKey != "" && len(c.AdminKey) < teammem.MinKeyLength {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_ADMIN_KEY must be at least %d characters", teammem.MinKeyLength))
 	}
-	if c.WriteRate < 0 || c.WriteBurst < 1 {
-		errs = append(errs, "TEAMMEM_WRITE_RATE must be >= 0 and TEAMMEM_WRITE_BURST >= 1")
-	}
+	c.Limits.validate(c.DefaultMaxEntries, &errs)
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_LOG_FORMAT=%q: want json or text", c.LogFormat))
 	}
@@ -233,7 +222,7 @@ func (c Config) metricsListener() bool { return c.MetricsAddr != "" && c.Metrics
 // defaults returns the domain defaults the configuration implies.
 func (c Config) defaults() teammem.ServerDefaults {
 	return teammem.ServerDefaults{MaxEntries: c.DefaultMaxEntries, MaxEntryBytes: c.MaxEntryBytes, SecretPolicy: teammem.SecretPolicy(c.SecretPolicy),
-		HistoryRetentionDays: c.HistoryRetentionDays, HistoryMaxVersions: c.HistoryMaxVersions}
+		HistoryRetentionDays: c.HistoryRetentionDays, HistoryMaxVersions: c.HistoryMaxVersions, MaxEntriesCeiling: c.Limits.MaxEntriesCeiling}
 }
 
 // parseDays reads a history retention: days ("90d", or a bare "90") or a
@@ -281,7 +270,7 @@ func (c Config) String() string {
 	if c.MetricsToken != "" {
 		metricsToken = "***"
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d write_rate=%g write_burst=%d bootstrap_key=%s admin_key=%s",
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s",
 		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention,
-		c.HistoryRetentionDays, c.HistoryMaxVersions, c.WriteRate, c.WriteBurst, key, admin)
+		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin)
 }

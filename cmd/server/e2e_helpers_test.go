@@ -73,7 +73,7 @@ func startServer(t *testing.T, dsn string, env ...string) *server {
 	t.Helper()
 	url, cmd, logs := e2etest.StartServer(t, serverBin, append([]string{"TEAMMEM_ADDR=127.0.0.1:0", "TEAMMEM_DATABASE_URL=" + dsn,
 		"TEAMMEM_BOOTSTRAP_KEY=" + bootstrapKey,
-		"TEAMMEM_WRITE_RATE=0"}, env...)...) // tests hammer with one key; rate limiting has its own tests
+		"TEAMMEM_WRITE_RATE=0", "TEAMMEM_READ_RATE=0"}, env...)...) // tests hammer with one key; rate limiting has its own tests
 	s := &server{URL: url, cmd: cmd, logs: logs}
 	t.Cleanup(func() { s.stop(t) })
 	return s

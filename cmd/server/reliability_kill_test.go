@@ -22,7 +22,7 @@ const (
 )
 
 // killEnv lifts the entry cap: every push adds keys, and a 413 would end the load.
-var killEnv = []string{"TEAMMEM_DEFAULT_MAX_ENTRIES=1000000"}
+var killEnv = []string{"TEAMMEM_DEFAULT_MAX_ENTRIES=1000000", "TEAMMEM_MAX_ENTRIES_CEILING=1000000"}
 
 // crashRun is the bookkeeping of one kill loop.
 type crashRun struct {

@@ -135,7 +135,7 @@ func (run *outageRun) waitAcks(t *testing.T, n int) {
 // space consistent.
 func TestReliabilityPostgresDown(t *testing.T) {
 	dsn, proxy := viaProxy(t, testpg.NewDatabase(t))
-	s := startServer(t, dsn, "TEAMMEM_DEFAULT_MAX_ENTRIES=1000000")
+	s := startServer(t, dsn, "TEAMMEM_DEFAULT_MAX_ENTRIES=1000000", "TEAMMEM_MAX_ENTRIES_CEILING=1000000")
 	const repo = "acme/pgdown"
 	c := newRelClient(bootstrapKey)
 	if r := c.stockPut(s.URL, repo, map[string]string{"seed.md": "seed\n"}, ""); r.Status != 200 {

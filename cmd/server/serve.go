@@ -83,16 +83,16 @@ func (m *Main) Open(ctx context.Context) error {
 		broker = events.NewPostgres(pg.Pool(), m.Log) // replicas announce each other's writes
 	}
 	m.events = broker
-	m.api = httpapi.New(st, sc, httpapi.Config{
+	apiCfg := httpapi.Config{
 		Defaults:           m.Config.defaults(),
 		MaxBodyBytes:       m.Config.MaxBodyBytes,
 		TombstoneRetention: m.Config.TombstoneRetention,
 		MetricsToken:       m.Config.MetricsToken,
 		AdminKey:           m.Config.AdminKey,
-		WriteRate:          m.Config.WriteRate,
-		WriteBurst:         m.Config.WriteBurst,
 		Events:             broker,
-	}, m.Log, metrics)
+	}
+	m.Config.Limits.apply(&apiCfg)
+	m.api = httpapi.New(st, sc, apiCfg, m.Log, metrics)
 	// Both listeners are bound before either serves: a metrics address
 	// already in use stops the start instead of leaving a half-open server.
 	ln, err := net.Listen("tcp", m.Config.Addr)

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -87,4 +90,56 @@ func auditFilter(r *http.Request) (teammem.AuditFilter, error) {
 		f.Limit = n
 	}
 	return f, nil
+}
+
+// readAuditWindow is how long an audited read is not audited again for the
+// same key, action, repo and target: reads are not writes, and a key that
+// exports in a loop must not grow the audit log by a row a request.
+const readAuditWindow = time.Hour
+
+// maxAuditDedup bounds the reads remembered per replica; past it some are
+// forgotten early (an extra row later, never a missing first one).
+const maxAuditDedup = 50_000
+
+// auditDedup remembers when each (key, action, repo, target) read was last
+// audited on this replica. Behind N replicas a read is audited up to N
+// times an hour.
+type auditDedup struct {
+	mu    sync.Mutex
+	last  map[auditedRead]time.Time
+	swept time.Time
+}
+
+type auditedRead struct{ key, action, repo, target string }
+
+func newAuditDedup() *auditDedup { return &auditDedup{last: map[auditedRead]time.Time{}} }
+
+// first reports whether read is due an audit row at now, and if so
+// remembers it.
+func (d *auditDedup) first(read auditedRead, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if now.Sub(d.swept) > time.Minute || len(d.last) >= maxAuditDedup {
+		for k, at := range d.last {
+			if now.Sub(at) >= readAuditWindow || len(d.last) >= maxAuditDedup {
+				delete(d.last, k)
+			}
+		}
+		d.swept = now
+	}
+	if at, ok := d.last[read]; ok && now.Sub(at) < readAuditWindow {
+		return false
+	}
+	d.last[read] = now
+	return true
+}
+
+// auditRead records a read in the audit log (exports, admin reads) at most
+// once per readAuditWindow per key, action, repo and target. Writes go
+// through audit, every time.
+func (s *Server) auditRead(ctx context.Context, p teammem.Principal, action, repo, target string, details map[string]any) {
+	if !s.audited.first(auditedRead{key: p.Key.ID, action: action, repo: repo, target: target}, s.now()) {
+		return
+	}
+	s.audit(ctx, p, action, repo, target, details)
 }

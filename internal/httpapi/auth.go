@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -28,36 +29,83 @@ func (s *Server) authenticate(r *http.Request) (teammem.Principal, error) {
 	if key == "" {
 		return teammem.Principal{}, teammem.Errorf(teammem.EUnauthorized, "an API key is required (Authorization: Bearer <key> or x-api-key)")
 	}
-	now := time.Now()
+	now := s.now()
+	p, err := s.lookupKey(r.Context(), keyHash(key), now, false)
+	if err != nil {
+		return p, err
+	}
+	s.touch.mark(p.Key.ID, now)
+	return p, nil
+}
+
+// keyHash is the SHA-256 of a key string, the form keys are looked up by.
+func keyHash(key string) [32]byte {
 	var hash [32]byte
 	copy(hash[:], teammem.HashKey(key))
-	p, ok := s.cache.principal(hash, now)
+	return hash
+}
+
+// lookupKey resolves a key hash to its principal and checks that it may be
+// used at now. fresh skips the cache (and refreshes it), for callers that
+// must see a change made on another replica whose invalidation may not have
+// arrived: an open event stream re-checking its key.
+func (s *Server) lookupKey(ctx context.Context, hash [32]byte, now time.Time, fresh bool) (teammem.Principal, error) {
+	var p teammem.Principal
+	ok := false
+	if !fresh {
+		p, ok = s.cache.principal(hash, now)
+	}
 	if !ok {
 		var err error
-		p, err = s.store.KeyLookup(r.Context(), hash[:])
+		p, err = s.store.KeyLookup(ctx, hash[:])
 		switch teammem.ErrorCode(err) {
 		case "":
 			s.cache.putPrincipal(hash, p, now)
 		case teammem.ENotFound:
-			return p, teammem.Errorf(teammem.EUnauthorized, "the API key is not valid")
+			return p, refusalError(wire.RefusedKeyUnknown)
 		default:
 			return p, err
 		}
 	}
+	if reason := refusalOf(p, now); reason != "" {
+		return p, refusalError(reason)
+	}
+	return p, nil
+}
+
+// refusalOf returns why p's key may not be used at now (a wire.Refused or
+// wire.Forbidden reason), or "" when it may.
+func refusalOf(p teammem.Principal, now time.Time) string {
 	switch {
 	case p.Key.RevokedAt != nil:
-		return p, teammem.Errorf(teammem.EUnauthorized, "the API key was revoked")
+		return wire.RefusedKeyRevoked
 	case p.Key.ExpiresAt != nil && !now.Before(*p.Key.ExpiresAt):
-		return p, teammem.Errorf(teammem.EUnauthorized, "the API key expired")
+		return wire.RefusedKeyExpired
 	case p.Org.Disabled:
-		return p, teammem.Errorf(teammem.EForbidden, "the organization is disabled").
-			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenOrgDisabled}.Map())
+		return wire.ForbiddenOrgDisabled
 	case p.User.Disabled:
-		return p, teammem.Errorf(teammem.EForbidden, "the user is disabled").
+		return wire.ForbiddenUserDisabled
+	}
+	return ""
+}
+
+// refusalError is the error of a key refused for reason: 401 for the key
+// itself, 403 (with the reason in details) for its user or org.
+func refusalError(reason string) error {
+	switch reason {
+	case wire.RefusedKeyUnknown:
+		return teammem.Errorf(teammem.EUnauthorized, "the API key is not valid")
+	case wire.RefusedKeyRevoked:
+		return teammem.Errorf(teammem.EUnauthorized, "the API key was revoked")
+	case wire.RefusedKeyExpired:
+		return teammem.Errorf(teammem.EUnauthorized, "the API key expired")
+	case wire.ForbiddenOrgDisabled:
+		return teammem.Errorf(teammem.EForbidden, "the organization is disabled").
+			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenOrgDisabled}.Map())
+	default:
+		return teammem.Errorf(teammem.EForbidden, "the user is disabled").
 			WithDetails(wire.ForbiddenDetails{Reason: wire.ForbiddenUserDisabled}.Map())
 	}
-	s.touch.mark(p.Key.ID, now)
-	return p, nil
 }
 
 // requireKey is middleware that admits only requests with a usable key and

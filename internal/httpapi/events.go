@@ -55,7 +55,12 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	personal := authorize(p, actPersonalRead, false) == nil
+	release, err := s.streams.acquire(p.Key.ID, s.cfg.MaxStreamsPerKey)
+	if err != nil {
+		return err
+	}
+	defer release()
+	g := &streamGuard{hash: keyHash(apiKeyFrom(r)), p: p, personal: authorize(p, actPersonalRead, false) == nil}
 	sub, cancel := s.events.Subscribe(p.Org.ID, slug)
 	defer cancel()
 	rc := http.NewResponseController(w)
@@ -66,7 +71,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 
 	// Start from what the client says it saw, or from the current heads.
 	st, resumed := parseEventID(r.Header.Get("Last-Event-ID"))
-	heads, err := s.heads(r, p, slug, personal)
+	heads, err := s.heads(r, g.p, slug, g.personal)
 	if err != nil {
 		return nil // headers are sent; the client reconnects
 	}
@@ -82,12 +87,23 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	tick := time.NewTicker(s.cfg.Heartbeat)
 	defer tick.Stop()
+	recheck := time.NewTicker(s.cfg.StreamRecheck)
+	defer recheck.Stop()
 	for {
+		// Every branch that may announce a change first asks g whether the
+		// key may still read: a revoked key hears of no change after it.
 		select {
 		case <-r.Context().Done():
 			return nil
 		case <-s.streamsDone:
 			return nil
+		case <-recheck.C:
+			// The database itself, past the cache: a key revoked on another
+			// replica whose invalidation was lost is seen here.
+			if !s.streamAllowed(w, r, g, true) {
+				return nil
+			}
+			continue
 		case e := <-sub:
 			// Drop the cached head before the client hears of the change, so
 			// its next pull from this replica is never a stale 304.
@@ -95,18 +111,30 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			if e.Kind == events.KindReset {
 				// Notifications may have been lost (the listener reconnected):
 				// re-read the heads and announce whatever moved.
-				if heads, err := s.heads(r, p, slug, personal); err == nil {
+				if !s.streamAllowed(w, r, g, false) {
+					return nil
+				}
+				if heads, err := s.heads(r, g.p, slug, g.personal); err == nil {
 					s.catchUp(w, &st, heads)
 				}
 				break
 			}
-			if !visible(e, p, personal) {
+			if !visible(e, g.p, g.personal) {
+				continue
+			}
+			if !s.streamAllowed(w, r, g, false) {
+				return nil
+			}
+			if !visible(e, g.p, g.personal) { // the role may have changed
 				continue
 			}
 			sp := teammem.Space{Scope: teammem.Scope(e.Scope), Version: e.Version, Checksum: e.Checksum}
 			s.catchUp(w, &st, map[teammem.Scope]teammem.Space{sp.Scope: sp})
 		case <-tick.C:
-			if heads, err := s.heads(r, p, slug, personal); err == nil {
+			if !s.streamAllowed(w, r, g, false) {
+				return nil
+			}
+			if heads, err := s.heads(r, g.p, slug, g.personal); err == nil {
 				s.catchUp(w, &st, heads)
 			}
 			fmt.Fprint(w, ": heartbeat\n\n")

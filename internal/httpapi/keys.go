@@ -21,6 +21,8 @@ type keyCreateRequest struct {
 	// ReadOnly keys are refused on every request that changes state.
 	ReadOnly bool `json:"read_only"`
 	// ExpiresAt is an RFC 3339 time in the future; null or absent: never.
+	// A key made with an expiring key expires no later than that key:
+	// absent means at the same time, and a later time is refused.
 	ExpiresAt *string `json:"expires_at"`
 }
 
@@ -78,13 +80,16 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err := s.refuseSecret(p.Org, "name", name); err != nil {
 		return err
 	}
-	expires, err := parseExpiry(body.ExpiresAt)
+	expires, err := parseExpiry(body.ExpiresAt, s.now())
 	if err != nil {
+		return err
+	}
+	if expires, err = boundExpiry(expires, p.Key); err != nil {
 		return err
 	}
 	key, prefix := teammem.NewKeyString()
 	k, err := s.store.KeyCreate(r.Context(), p.Org.ID, teammem.KeyCreateParams{UserID: target.ID, Name: name, Prefix: prefix,
-		Hash: teammem.HashKey(key), ReadOnly: body.ReadOnly, ExpiresAt: expires})
+		Hash: teammem.HashKey(key), ReadOnly: body.ReadOnly, ExpiresAt: expires, MaxActive: s.cfg.MaxKeysPerUser})
 	if err != nil {
 		return err
 	}
@@ -94,8 +99,26 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// parseExpiry parses a key's expires_at, which must be in the future.
-func parseExpiry(v *string) (*time.Time, error) {
+// boundExpiry keeps a new key from outliving the key that creates it, so
+// that a key handed out for a day cannot mint one that lasts for ever: no
+// expiry asked for means the creator's; a later one is refused.
+func boundExpiry(expires *time.Time, creator teammem.APIKey) (*time.Time, error) {
+	limit := creator.ExpiresAt
+	switch {
+	case limit == nil:
+		return expires, nil
+	case expires == nil:
+		t := limit.UTC()
+		return &t, nil
+	case expires.After(*limit):
+		return nil, teammem.Errorf(teammem.EInvalid, "expires_at must not be later than %s, when the key making this request expires",
+			limit.UTC().Format(time.RFC3339))
+	}
+	return expires, nil
+}
+
+// parseExpiry parses a key's expires_at, which must be after now.
+func parseExpiry(v *string, now time.Time) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -103,7 +126,7 @@ func parseExpiry(v *string) (*time.Time, error) {
 	if err != nil {
 		return nil, teammem.Errorf(teammem.EInvalid, "expires_at must be an RFC 3339 time such as 2030-01-02T15:04:05Z")
 	}
-	if !t.After(time.Now()) {
+	if !t.After(now) {
 		return nil, teammem.Errorf(teammem.EInvalid, "expires_at must be in the future")
 	}
 	t = t.UTC()

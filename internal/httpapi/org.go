@@ -37,7 +37,8 @@ type limitsView struct {
 type orgPatch struct {
 	// Name is the display name: 1-200 bytes, no control characters.
 	Name *string `json:"name"`
-	// MaxEntries caps live entries per space; 0 returns to the server default.
+	// MaxEntries caps live entries per space, up to the server's ceiling;
+	// 0 returns to the server default.
 	MaxEntries *int `json:"max_entries"`
 	// MaxEntryBytes caps one entry; 0 returns to the server default, which
 	// is also the ceiling (an org may only lower it).
@@ -173,6 +174,10 @@ func (s *Server) patchSettings(set *teammem.OrgSettings, b orgPatch) ([]string, 
 	if b.MaxEntries != nil {
 		if *b.MaxEntries < 0 {
 			return nil, teammem.Errorf(teammem.EInvalid, "max_entries must be 0 (server default) or more")
+		}
+		if c := s.cfg.Defaults.MaxEntriesCeiling; c > 0 && *b.MaxEntries > c {
+			return nil, teammem.Errorf(teammem.EInvalid, "max_entries must be at most the server's ceiling, %d (TEAMMEM_MAX_ENTRIES_CEILING)", c).
+				WithDetails(map[string]any{"server_max_entries_ceiling": c})
 		}
 		set.MaxEntries = *b.MaxEntries
 		changed = append(changed, "max_entries")

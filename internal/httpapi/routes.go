@@ -30,7 +30,7 @@ func (s *Server) routes() chi.Router {
 	}
 	// Claude Code (legacy team memory protocol).
 	r.Group(func(r chi.Router) {
-		r.Use(s.requireKey, s.limitBody)
+		r.Use(s.requireKey, s.limitReads, s.limitBody)
 		r.Get("/api/claude_code/team_memory", s.handle(s.getTeamMemory))
 		r.Put("/api/claude_code/team_memory", s.handle(s.putTeamMemory))
 	})
@@ -43,7 +43,7 @@ func (s *Server) routes() chi.Router {
 			r.Patch("/admin/orgs/{slug}", s.handle(s.adminPatchOrg))
 		})
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireKey, s.limitBody)
+			r.Use(s.requireKey, s.limitReads, s.limitBody)
 			// The caller, the org admin plane and telemetry.
 			r.Get("/me", s.handle(s.getMe))
 			r.Get("/repos", s.handle(s.listRepos))

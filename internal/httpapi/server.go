@@ -33,10 +33,31 @@ type Config struct {
 	// AdminKey authorises the server operators' /v1/admin routes; empty
 	// disables them.
 	AdminKey string
-	// WriteRate and WriteBurst shape the per-key token bucket on writes;
-	// a rate of 0 disables limiting.
+	// WriteRate and WriteBurst shape each API key's token bucket on
+	// memory writes; a rate of 0 turns every write limit off.
 	WriteRate  float64
 	WriteBurst int
+	// UserWrite and OrgWrite are the write buckets shared by every key of
+	// one user and by every key of one org, so that minting keys buys no
+	// extra writes. A zero Rate leaves that bucket out.
+	UserWrite, OrgWrite RateLimit
+	// Read, UserRead and OrgRead are the buckets, per key, user and org, of
+	// every other authenticated request (see limitReads); a zero Read.Rate
+	// turns every read limit off, a zero Rate of the others leaves that
+	// bucket out.
+	Read, UserRead, OrgRead RateLimit
+	// MaxKeysPerUser caps a user's active (neither revoked nor expired)
+	// keys; 0 means no cap.
+	MaxKeysPerUser int
+	// MaxStreamsPerKey caps the event streams one key holds open on this
+	// replica; 0 means no cap.
+	MaxStreamsPerKey int
+	// StreamRecheck is how often an open event stream re-reads its key and
+	// user from the database (30 s when 0).
+	StreamRecheck time.Duration
+	// Clock is the time of rate limits, key expiry and audit
+	// deduplication; nil means time.Now. Tests set it.
+	Clock func() time.Time
 	// Events carries change notifications between replicas; nil means an
 	// in-process broker (one server).
 	Events events.Broker
@@ -56,18 +77,24 @@ type Server struct {
 	// retention is the hourly sweep of tombstones and history (history.go).
 	retention *teammem.Retention
 	touch     keyToucher
-	limiter   *writeLimiter
+	limiter   limits
 	events    events.Broker
 	router    chi.Router
 	// routeLabels holds every route template, as chi reports a matched one:
 	// the only route label values besides telemetry.RouteUnmatched.
 	routeLabels map[string]bool
 	cache       *cache
-	served      atomic.Int64 // requests begun, for trimWhenIdle
+	index       *indexCache   // rendered MEMORY.md by space version
+	streams     streamCounter // open event streams per key
+	audited     *auditDedup   // recently audited reads
+	served      atomic.Int64  // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
 }
+
+// now is the server's clock (Config.Clock).
+func (s *Server) now() time.Time { return s.cfg.Clock() }
 
 // CloseStreams ends every open event stream (clients reconnect elsewhere);
 // call it when shutdown begins, since streams never finish on their own.
@@ -90,8 +117,18 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if cfg.StreamRecheck <= 0 {
+		cfg.StreamRecheck = 30 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
 	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
-		limiter: newWriteLimiter(cfg.WriteRate, cfg.WriteBurst)}
+		limiter: limits{
+			writes: newLimiter("writes", RateLimit{cfg.WriteRate, cfg.WriteBurst}, cfg.UserWrite, cfg.OrgWrite),
+			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),
+		},
+		index: newIndexCache(maxIndexCacheBytes), streams: streamCounter{open: map[string]int{}}, audited: newAuditDedup()}
 	s.writer = &teammem.Writer{Store: store, Publisher: events.Spaces{Broker: cfg.Events, Log: log}, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()

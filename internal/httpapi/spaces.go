@@ -209,7 +209,7 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.audit(r.Context(), sr.p, "space.export", sr.slug, string(sr.scope), map[string]any{"entries": len(entries)})
+	s.auditRead(r.Context(), sr.p, "space.export", sr.slug, string(sr.scope), map[string]any{"entries": len(entries)})
 	name := "teammem-" + string(sr.scope) + ".tar.gz"
 	w.Header().Set("Content-Type", "application/gzip")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
@@ -237,20 +237,19 @@ func (s *Server) getIndex(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	entries, err := s.liveEntries(r.Context(), sr, true)
+	idx, err := s.spaceIndex(r.Context(), sr)
 	if err != nil {
 		return err
 	}
-	text, rendered := indexOf(entries)
 	w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
-	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
-	if rendered {
+	w.Header().Set("ETag", `"`+idx.checksum+`"`)
+	if idx.rendered {
 		w.Header().Set("X-Teammem-Index", "rendered")
 	} else {
 		w.Header().Set("X-Teammem-Index", "stored")
 	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte(text))
+	_, _ = w.Write([]byte(idx.text))
 	return nil
 }
 

@@ -272,6 +272,7 @@ func (e *v1Env) stream(t *testing.T, key, lastID string) *sseStream {
 	}
 	s := &sseStream{ch: make(chan sse, 16)}
 	go func() {
+		defer close(s.ch) // the stream ended
 		defer res.Body.Close()
 		sc := bufio.NewScanner(res.Body)
 		var cur sse

@@ -37,7 +37,7 @@ func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.Wri
 }
 
 func (s *Server) admitAndWrite(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
-	if err := s.limiter.allow(call.Principal.Key.ID, time.Now()); err != nil {
+	if err := s.limiter.allowWrite(call.Principal, s.now()); err != nil {
 		return teammem.WriteResult{}, err
 	}
 	sr, err := s.loadSpace(ctx, call.Principal, call.Repo, call.Scope, true)

@@ -85,11 +85,15 @@ type ServerDefaults struct {
 	SecretPolicy         SecretPolicy // TEAMMEM_SECRET_POLICY
 	HistoryRetentionDays int          // TEAMMEM_HISTORY_RETENTION
 	HistoryMaxVersions   int          // TEAMMEM_HISTORY_MAX_VERSIONS
+	// MaxEntriesCeiling is the most live entries per space any org may
+	// allow itself (TEAMMEM_MAX_ENTRIES_CEILING); 0 means no ceiling. It
+	// bounds what one pull can weigh, whatever an org's admin sets.
+	MaxEntriesCeiling int
 }
 
 // DefaultServerDefaults are the built-in defaults of design §3.
 var DefaultServerDefaults = ServerDefaults{MaxEntries: 500, MaxEntryBytes: 250_000, SecretPolicy: SecretPolicySkip,
-	HistoryRetentionDays: 90, HistoryMaxVersions: 100}
+	HistoryRetentionDays: 90, HistoryMaxVersions: 100, MaxEntriesCeiling: 5000}
 
 // Bounds of an org's own history retention, so that a typo cannot ask for
 // forever; the server's defaults are bounded the same way.
@@ -99,14 +103,19 @@ const (
 )
 
 // Limits returns the org's effective limits. An org may lower the entry size
-// cap but never raise it above the server's; it may keep history shorter or
-// longer than the server's default.
+// cap but never raise it above the server's, and may set its entry count
+// cap up to the server's ceiling: a setting stored above it (before the
+// ceiling existed, or lowered since) counts as the ceiling. It may keep
+// history shorter or longer than the server's default.
 func (o Org) Limits(d ServerDefaults) Limits {
 	l := Limits{MaxEntries: d.MaxEntries, MaxEntryBytes: d.MaxEntryBytes, SecretPolicy: d.SecretPolicy, AutoCreateRepos: true,
 		HistoryRetentionDays: d.HistoryRetentionDays, HistoryMaxVersions: d.HistoryMaxVersions}
 	s := o.Settings
 	if s.MaxEntries > 0 {
 		l.MaxEntries = s.MaxEntries
+	}
+	if d.MaxEntriesCeiling > 0 && l.MaxEntries > d.MaxEntriesCeiling {
+		l.MaxEntries = d.MaxEntriesCeiling
 	}
 	if s.MaxEntryBytes > 0 && s.MaxEntryBytes < l.MaxEntryBytes {
 		l.MaxEntryBytes = s.MaxEntryBytes

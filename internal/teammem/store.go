@@ -50,7 +50,10 @@ type Store interface {
 	// UserUpdate changes a user's role or disabled flag.
 	UserUpdate(ctx context.Context, orgID, userID int64, p UserUpdateParams) (User, error)
 
-	// KeyCreate stores a key's prefix and hash (never the key).
+	// KeyCreate stores a key's prefix and hash (never the key). With
+	// p.MaxActive set it refuses, atomically with every other KeyCreate of
+	// the user, a key beyond that many active (neither revoked nor expired)
+	// ones: TooManyKeys' EConflict.
 	KeyCreate(ctx context.Context, orgID int64, p KeyCreateParams) (APIKey, error)
 	// KeyLookup resolves a key hash to its principal. It is the only lookup
 	// not scoped by org, because the key itself names the org. It returns
@@ -201,6 +204,9 @@ type KeyCreateParams struct {
 	Hash      []byte
 	ReadOnly  bool
 	ExpiresAt *time.Time
+	// MaxActive, when above 0, is the most active keys the user may hold,
+	// this one included (TEAMMEM_MAX_KEYS_PER_USER).
+	MaxActive int
 }
 
 // KeyFilter narrows KeyList.

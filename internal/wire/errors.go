@@ -52,6 +52,26 @@ const (
 	ForbiddenOrgDisabled  = teammem.ForbiddenOrgDisabled  // the key's organization is disabled
 )
 
+// Reasons a key itself is refused (401), in the details of the error event
+// that ends an event stream (see StreamEndedDetails). A stream also ends for
+// ForbiddenUserDisabled and ForbiddenOrgDisabled.
+const (
+	RefusedKeyUnknown = "key_unknown" // no key has this secret (any more)
+	RefusedKeyRevoked = "key_revoked" // the key was revoked
+	RefusedKeyExpired = "key_expired" // the key's expires_at has passed
+)
+
+// StreamEndedDetails are the details of the "error" event with which the
+// server ends an event stream whose key may no longer read: the key was
+// revoked or expired, or its user or organization disabled. The client
+// should not reconnect with the same key.
+type StreamEndedDetails struct {
+	Reason string `json:"reason"` // a Refused or Forbidden constant
+}
+
+// Map returns the details as the map a teammem.Error carries.
+func (d StreamEndedDetails) Map() map[string]any { return map[string]any{"reason": d.Reason} }
+
 // ForbiddenDetails are the details of a 403 refusing an API key, so a
 // client can say why without reading the message.
 type ForbiddenDetails struct {

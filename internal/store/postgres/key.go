@@ -24,17 +24,43 @@ func scanKey(row pgx.Row, extra ...any) (teammem.APIKey, error) {
 }
 
 // KeyCreate stores a key's prefix and hash. The user must belong to the org
-// (ENotFound otherwise); a hash already stored is EConflict.
+// (ENotFound otherwise); a hash already stored is EConflict. With a cap the
+// user's row is locked first, so concurrent creates of one user's keys
+// count and insert one after the other.
 func (db *DB) KeyCreate(ctx context.Context, orgID int64, p teammem.KeyCreateParams) (teammem.APIKey, error) {
-	// Parameters only used in the SELECT list get no type from the INSERT
-	// target, hence the casts.
-	return scanKey(db.pool.QueryRow(ctx, `WITH k AS (
-			INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, expires_at, created_at)
-			SELECT $1::text, u.org_id, u.id, $3::text, $4::text, $5::bytea, $6::boolean, $7::timestamptz, $8::timestamptz
-			FROM users u WHERE u.org_id = $2 AND u.id = $9
-			RETURNING *)
-		SELECT `+keyColumns+` FROM k JOIN users u ON u.id = k.user_id`,
-		uuid.NewString(), orgID, p.Name, p.Prefix, p.Hash, p.ReadOnly, p.ExpiresAt, now(), p.UserID))
+	var k teammem.APIKey
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		at := now()
+		if p.MaxActive > 0 {
+			// Lock, then count in a statement of its own: under READ
+			// COMMITTED only a later statement's snapshot sees the keys of
+			// the create that held the lock before.
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM users WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, p.UserID); err != nil {
+				return err
+			}
+			var active int
+			err := tx.QueryRow(ctx, `SELECT count(*) FROM api_keys WHERE org_id = $1 AND user_id = $2
+				AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)`, orgID, p.UserID, at).Scan(&active)
+			if err != nil {
+				return err
+			}
+			if active >= p.MaxActive {
+				return teammem.TooManyKeys(p.MaxActive)
+			}
+		}
+		// Parameters only used in the SELECT list get no type from the
+		// INSERT target, hence the casts.
+		var err error
+		k, err = scanKey(tx.QueryRow(ctx, `WITH k AS (
+				INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, expires_at, created_at)
+				SELECT $1::text, u.org_id, u.id, $3::text, $4::text, $5::bytea, $6::boolean, $7::timestamptz, $8::timestamptz
+				FROM users u WHERE u.org_id = $2 AND u.id = $9
+				RETURNING *)
+			SELECT `+keyColumns+` FROM k JOIN users u ON u.id = k.user_id`,
+			uuid.NewString(), orgID, p.Name, p.Prefix, p.Hash, p.ReadOnly, p.ExpiresAt, at, p.UserID))
+		return err
+	})
+	return k, interpret(err) // passes TooManyKeys through as it is
 }
 
 // KeyLookup resolves a key hash to its principal.

@@ -25,16 +25,39 @@ func scanKey(row rowScanner, extra ...any) (teammem.APIKey, error) {
 	return k, nil
 }
 
-// KeyCreate stores a key's prefix and hash.
+// KeyCreate stores a key's prefix and hash. The count of the user's active
+// keys and the insert share one transaction on the single writer
+// connection, so concurrent creates cannot both take the last slot.
 func (db *DB) KeyCreate(ctx context.Context, orgID int64, p teammem.KeyCreateParams) (teammem.APIKey, error) {
-	id := uuid.NewString()
-	_, err := db.w.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, expires_at, created_at)
-		SELECT ?, ?, id, ?, ?, ?, ?, ?, ? FROM users WHERE org_id = ? AND id = ?`,
-		id, orgID, p.Name, p.Prefix, p.Hash, p.ReadOnly, nullMicros(p.ExpiresAt), micros(now()), orgID, p.UserID)
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return teammem.APIKey{}, interpret(err)
 	}
-	return scanKey(db.w.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? AND k.id = ?`, orgID, id))
+	defer tx.Rollback()
+	at := now()
+	if p.MaxActive > 0 {
+		var active int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM api_keys WHERE org_id = ? AND user_id = ?
+			AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`, orgID, p.UserID, micros(at)).Scan(&active)
+		if err != nil {
+			return teammem.APIKey{}, interpret(err)
+		}
+		if active >= p.MaxActive {
+			return teammem.APIKey{}, teammem.TooManyKeys(p.MaxActive)
+		}
+	}
+	id := uuid.NewString()
+	_, err = tx.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, key_hash, read_only, expires_at, created_at)
+		SELECT ?, ?, id, ?, ?, ?, ?, ?, ? FROM users WHERE org_id = ? AND id = ?`,
+		id, orgID, p.Name, p.Prefix, p.Hash, p.ReadOnly, nullMicros(p.ExpiresAt), micros(at), orgID, p.UserID)
+	if err != nil {
+		return teammem.APIKey{}, interpret(err)
+	}
+	k, err := scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? AND k.id = ?`, orgID, id))
+	if err != nil {
+		return k, err
+	}
+	return k, interpret(tx.Commit())
 }
 
 // KeyLookup resolves a key hash to its principal.

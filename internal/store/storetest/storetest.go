@@ -26,6 +26,8 @@ func Run(t *testing.T, open Opener) {
 		"LastOwner":           testLastOwner,
 		"OrgWithOwner":        testOrgWithOwner,
 		"Keys":                testKeys,
+		"KeyCap":              testKeyCap,
+		"KeyCapConcurrent":    testKeyCapConcurrent,
 		"Repos":               testRepos,
 		"Spaces":              testSpaces,
 		"ApplyWrites":         testApplyWrites,
