@@ -17,6 +17,13 @@ type loopSpec struct {
 	warmup time.Duration
 	dur    time.Duration
 	kinds  int // number of operation kinds (1 when 0), for per-kind latencies
+	// every, when set, paces each worker: it starts an operation at most
+	// once per every, so the offered load is fixed rather than as much as
+	// the server takes.
+	every time.Duration
+	// tail counts operations that started in the window but ended after
+	// it, for a background load whose every operation matters.
+	tail bool
 }
 
 // op runs worker conn's seq-th operation and says which kind it was.
@@ -64,7 +71,7 @@ func runLoop(ctx context.Context, spec loopSpec, fn op) (loadResult, error) {
 	workers := make([]worker, spec.conns)
 	var wg sync.WaitGroup
 	for i := range workers {
-		wg.Go(func() { workers[i].run(ctx, i, fn, from, until) })
+		wg.Go(func() { workers[i].run(ctx, i, fn, spec, from, until) })
 	}
 	wg.Wait()
 	res := loadResult{elapsed: spec.dur, byKind: make([][]time.Duration, max(1, spec.kinds))}
@@ -89,7 +96,7 @@ func runLoop(ctx context.Context, spec loopSpec, fn op) (loadResult, error) {
 	return res, nil
 }
 
-func (w *worker) run(ctx context.Context, id int, fn op, from, until time.Time) {
+func (w *worker) run(ctx context.Context, id int, fn op, spec loopSpec, from, until time.Time) {
 	for seq := 0; ctx.Err() == nil; seq++ {
 		t0 := time.Now()
 		if t0.After(until) {
@@ -97,18 +104,23 @@ func (w *worker) run(ctx context.Context, id int, fn op, from, until time.Time) 
 		}
 		kind, err := fn(id, seq)
 		t1 := time.Now()
-		if err != nil {
+		switch {
+		case err != nil:
 			w.errors++
 			if w.firstErr == "" {
 				w.firstErr = err.Error()
 			}
-			continue
+		case t0.Before(from) || (t1.After(until) && !spec.tail):
+		default:
+			w.lat = append(w.lat, t1.Sub(t0))
+			w.kinds = append(w.kinds, kind)
 		}
-		if t0.Before(from) || t1.After(until) {
-			continue
+		if wait := time.Until(t0.Add(spec.every)); spec.every > 0 && wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
 		}
-		w.lat = append(w.lat, t1.Sub(t0))
-		w.kinds = append(w.kinds, kind)
 	}
 }
 
