@@ -92,6 +92,12 @@ func pushRepoList(n int) []string {
 
 // httpDo sends one JSON request with benchKey and returns the 200 body.
 func httpDo(host, method, path string, body any) ([]byte, error) {
+	return apiDo(host, benchKey, method, path, body, http.StatusOK)
+}
+
+// apiDo sends one JSON request with key and returns the body of the
+// status it wants.
+func apiDo(host, key, method, path string, body any, want int) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -104,7 +110,7 @@ func httpDo(host, method, path string, body any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+benchKey)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
@@ -112,7 +118,7 @@ func httpDo(host, method, path string, body any) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != want {
 		return nil, fmt.Errorf("%s %s: %s: %.300s", method, path, resp.Status, out)
 	}
 	return out, err
