@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -52,6 +53,7 @@ type crossOrg struct {
 	keyA, keyB string
 	fB         *fixture     // org B's push content
 	client     *http.Client // org A's requests (net/http: it copes with a server refusing a body it has not read)
+	filler     string       // a batch entry's content before its head is written over
 	tail       string       // JSON-escaped rest of a batch entry after its head
 	tiny, over []byte       // org A's refused request bodies
 	seq        atomic.Int64 // of batch entry heads
@@ -114,7 +116,7 @@ func setupCrossOrg(host string) (*crossOrg, error) {
 		}
 	}
 	filler := prose(7, crossEntryBytes)[:crossEntryBytes]
-	c.tail = jsonEscape(filler[len(fmt.Sprintf(crossHeadFormat, 0)):])
+	c.filler, c.tail = filler, jsonEscape(filler[len(fmt.Sprintf(crossHeadFormat, 0)):])
 	c.tiny = tinyPush(crossTinyEntries)
 	c.over = batchBody(crossOverEntries, func(j int) string { return fmt.Sprintf("big/over-%02d.md", j) }, func(*bytes.Buffer) {}, jsonEscape(filler))
 	return c, nil
@@ -167,6 +169,18 @@ func (c *crossOrg) batch(seq int) []byte {
 	set := (seq % 2) * crossBatchEntries
 	return batchBody(crossBatchEntries, func(j int) string { return fmt.Sprintf("big/k-%02d.md", set+j) },
 		func(b *bytes.Buffer) { fmt.Fprintf(b, crossHeadFormat, c.seq.Add(1)) }, c.tail)
+}
+
+// batchEntries returns the keys and contents of a large batch, raw, for
+// the raw commit it is compared with.
+func (c *crossOrg) batchEntries(seq int) map[string]string {
+	set := (seq % 2) * crossBatchEntries
+	m := make(map[string]string, crossBatchEntries)
+	for j := range crossBatchEntries {
+		head := fmt.Sprintf(crossHeadFormat, c.seq.Add(1))
+		m[fmt.Sprintf("big/k-%02d.md", set+j)] = head + c.filler[len(head):]
+	}
+	return m
 }
 
 // large is org A's load of large batches, each client to its own repo.
@@ -264,6 +278,10 @@ func (b *bench) crossOrgOn(ctx context.Context, d *driver) error {
 		return err
 	}
 	defer c.client.CloseIdleConnections()
+	raw, err := b.rawBatchCommit(ctx, d, c)
+	if err != nil {
+		return fmt.Errorf("raw batch commit: %w", err)
+	}
 	// Each phase records how busy the server was (in cores): org B slowed
 	// by a server short of CPU is not org B waiting for a lock.
 	phase := func(name string, load op) (bRes, aRes loadResult, err error) {
@@ -287,14 +305,53 @@ func (b *bench) crossOrgOn(ctx context.Context, d *driver) error {
 	if err != nil {
 		return fmt.Errorf("under refused pushes: %w", err)
 	}
-	b.recordCrossOrg(d, alone, large, refused, aLarge, aRefused)
+	b.recordCrossOrg(d, raw, alone, large, refused, aLarge, aRefused)
 	return nil
+}
+
+// rawBatchRounds is how many raw batch commits rawBatchCommit times.
+const rawBatchRounds = 5
+
+// rawBatchCommit times the database work of one of org A's large batches,
+// done raw on d (as the push baseline, on tables of its own), with nothing
+// else running: lock the space row, upsert 16 × 240 KB entries and their
+// history rows, bump the version (on Postgres, NOTIFY), commit. It is the
+// "batch's own commit" no other org's write should wait longer than. It
+// returns the median, in milliseconds.
+func (b *bench) rawBatchCommit(ctx context.Context, d *driver, c *crossOrg) (float64, error) {
+	var commit func(entries map[string]string) error
+	if d.name == "postgres" {
+		r, err := openPGRaw(ctx, d.dsn, 1)
+		if err != nil {
+			return 0, err
+		}
+		defer r.close()
+		commit = func(entries map[string]string) error { return r.batch(ctx, 0, entries) }
+	} else {
+		dir := filepath.Join(b.tmp, "cross")
+		r, err := openSQLiteRaw(ctx, dir, 1)
+		if err != nil {
+			return 0, err
+		}
+		defer r.close()
+		commit = func(entries map[string]string) error { return r.batch(ctx, 0, entries) }
+	}
+	var ms []float64
+	for seq := range rawBatchRounds {
+		entries := c.batchEntries(seq)
+		t0 := time.Now()
+		if err := commit(entries); err != nil {
+			return 0, err
+		}
+		ms = append(ms, float64(time.Since(t0))/float64(time.Millisecond))
+	}
+	return median(ms), nil
 }
 
 // recordCrossOrg reports the three phases: org B's latencies in each, the
 // rows comparing its p99 under org A's loads with its p99 alone, and what
 // org A's requests took.
-func (b *bench) recordCrossOrg(d *driver, alone, large, refused, aLarge, aRefused loadResult) {
+func (b *bench) recordCrossOrg(d *driver, rawMS float64, alone, large, refused, aLarge, aRefused loadResult) {
 	p := d.prefix + "cross_org_"
 	for _, ph := range []struct {
 		name string
@@ -312,6 +369,9 @@ func (b *bench) recordCrossOrg(d *driver, alone, large, refused, aLarge, aRefuse
 		p+"large_p99_ratio", pct(large.lat, .99), pct(alone.lat, .99), "ms", none)
 	b.rep.compare(fmt.Sprintf("cross-org p99 write, org B under org A's refused pushes / alone (%s)", d.name),
 		p+"refused_p99_ratio", pct(refused.lat, .99), pct(alone.lat, .99), "ms", none)
+	b.rep.single(fmt.Sprintf("cross-org raw commit of one 16 × 240 KB batch with history, alone (%s)", d.name), p+"raw_batch_commit_ms", rawMS, "ms", none)
+	b.rep.compare(fmt.Sprintf("cross-org org B's extra p99 under org A's batches / one raw batch commit (%s)", d.name),
+		p+"large_wait_commit_ratio", pct(large.lat, .99)-pct(alone.lat, .99), rawMS, "ms", none)
 	b.rep.set(p+"a_batches", aLarge.requests)
 	b.rep.set(p+"a_batch_p99_ms", pct(aLarge.lat, .99))
 	b.rep.single(fmt.Sprintf("cross-org org A's batch of 16 × 240 KB, p50 (%s)", d.name), p+"a_batch_p50_ms", pct(aLarge.lat, .5), "ms", none)
