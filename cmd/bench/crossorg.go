@@ -282,16 +282,27 @@ func (b *bench) crossOrgOn(ctx context.Context, d *driver) error {
 	if err != nil {
 		return fmt.Errorf("raw batch commit: %w", err)
 	}
-	// Each phase records how busy the server was (in cores): org B slowed
-	// by a server short of CPU is not org B waiting for a lock.
+	// Each phase records how busy the server was (in cores) and how long
+	// its requests waited for a database connection (on SQLite, mostly for
+	// the one writer): org B slowed by a server short of CPU is not org B
+	// waiting for a lock.
 	phase := func(name string, load op) (bRes, aRes loadResult, err error) {
+		key := d.prefix + "cross_org_" + name + "_"
+		pool0, _ := scrapePool(srv)
 		stop, cpu0, t0 := srv.profile("cross_"+name), srv.cpuSeconds(), time.Now()
 		bRes, aRes, err = c.phase(ctx, b.opt.crossDur, load)
 		stop()
-		if cpu := srv.cpuSeconds() - cpu0; cpu > 0 && err == nil {
-			b.rep.set(d.prefix+"cross_org_"+name+"_server_cpu_cores", cpu/time.Since(t0).Seconds())
+		if err != nil {
+			return bRes, aRes, err
 		}
-		return bRes, aRes, err
+		if cpu := srv.cpuSeconds() - cpu0; cpu > 0 {
+			b.rep.set(key+"server_cpu_cores", cpu/time.Since(t0).Seconds())
+		}
+		if pool1, perr := scrapePool(srv); perr == nil && pool0 != nil {
+			b.rep.set(key+"db_waits", pool1["db_pool_waits"]-pool0["db_pool_waits"])
+			b.rep.set(key+"db_wait_s", pool1["db_pool_wait_s"]-pool0["db_pool_wait_s"])
+		}
+		return bRes, aRes, nil
 	}
 	alone, _, err := phase("alone", nil)
 	if err != nil {

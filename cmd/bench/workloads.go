@@ -236,29 +236,46 @@ var poolMetrics = map[string]string{
 // recordPool scrapes the server's /metrics for its database pool: waits for
 // a connection mean the pool, not the database, bounded throughput.
 func (b *bench) recordPool(d *driver, srv server) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+srv.addr()+"/metrics", nil)
-	if err != nil {
-		return
-	}
-	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
-	resp, err := http.DefaultClient.Do(req)
+	pool, err := scrapePool(srv)
 	if err != nil {
 		b.rep.note("%s /metrics: %v", d.name, err)
 		return
 	}
+	for key, v := range pool {
+		b.rep.set(d.prefix+key, v)
+	}
+}
+
+// scrapePool reads the server's database pool metrics, by the JSON key
+// suffixes of poolMetrics.
+func scrapePool(srv server) (map[string]float64, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+srv.addr()+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
 	defer resp.Body.Close()
 	text, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return
+		return nil, err
 	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s", resp.Status)
+	}
+	out := map[string]float64{}
 	for line := range strings.SplitSeq(string(text), "\n") {
 		name, value, ok := strings.Cut(line, " ")
 		if key, known := poolMetrics[name]; ok && known {
 			if v, err := strconv.ParseFloat(value, 64); err == nil {
-				b.rep.set(d.prefix+key, v)
+				out[key] = v
 			}
 		}
 	}
+	return out, nil
 }
 
 // compareLoads measures ours against the baseline in rounds ordered
