@@ -32,7 +32,9 @@ const (
 	crossEntryBytes   = 240_000               // bytes of each, under the 250,000 default cap
 	crossTinyEntries  = 100_000               // entries of the push refused on the entry cap
 	crossOverEntries  = 18                    // 240 KB upserts of the batch over the 4 MiB body limit
-	crossLead         = 400 * time.Millisecond
+	// crossLead is org A's head start, for its first requests to be in
+	// the server when org B's window opens.
+	crossLead = 300 * time.Millisecond
 	// crossHeadFormat starts each batch entry with a sequence number, so
 	// every batch writes new content; its width is fixed, so the rest of
 	// the entry is escaped once.
@@ -323,7 +325,7 @@ func (b *bench) crossOrgOn(ctx context.Context, d *driver) error {
 }
 
 // rawBatchRounds is how many raw batch commits rawBatchCommit times.
-const rawBatchRounds = 5
+const rawBatchRounds = 3
 
 // rawBatchCommit times the database work of one of org A's large batches,
 // done raw on d (as the push baseline, on tables of its own), with nothing
