@@ -22,7 +22,7 @@ type loopSpec struct {
 	// the server takes.
 	every time.Duration
 	// tail counts operations that started in the window but ended after
-	// it, for a background load whose every operation matters.
+	// it: a slow one near the end is still one the window measured.
 	tail bool
 }
 
@@ -74,10 +74,47 @@ func runLoop(ctx context.Context, spec loopSpec, fn op) (loadResult, error) {
 		wg.Go(func() { workers[i].run(ctx, i, fn, spec, from, until) })
 	}
 	wg.Wait()
-	res := loadResult{elapsed: spec.dur, byKind: make([][]time.Duration, max(1, spec.kinds))}
 	if err := ctx.Err(); err != nil {
-		return res, err
+		return loadResult{elapsed: spec.dur, byKind: make([][]time.Duration, max(1, spec.kinds))}, err
 	}
+	return collect(workers, spec.dur, spec.kinds), nil
+}
+
+// driveUntil runs fn on conns workers, each starting its next operation as
+// soon as its last one returned, until stop is closed or ctx is done, and
+// returns once every operation has, counting them all. first is closed
+// when worker 0's first operation returned: the load is then under way.
+func driveUntil(ctx context.Context, conns, kinds int, stop <-chan struct{}, first chan<- struct{}, fn op) loadResult {
+	start := time.Now()
+	workers := make([]worker, conns)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			w := &workers[i]
+			for seq := 0; ; seq++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				t0 := time.Now()
+				kind, err := fn(i, seq)
+				w.record(kind, time.Since(t0), err)
+				if i == 0 && seq == 0 {
+					close(first)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return collect(workers, time.Since(start), kinds)
+}
+
+// collect sums up the workers of a load that ran for elapsed.
+func collect(workers []worker, elapsed time.Duration, kinds int) loadResult {
+	res := loadResult{elapsed: elapsed, byKind: make([][]time.Duration, max(1, kinds))}
 	for _, w := range workers {
 		res.requests += len(w.lat)
 		res.errors += w.errors
@@ -93,7 +130,20 @@ func runLoop(ctx context.Context, spec loopSpec, fn op) (loadResult, error) {
 	for _, k := range res.byKind {
 		slices.Sort(k)
 	}
-	return res, nil
+	return res
+}
+
+// record counts one operation: its latency and kind, or its error.
+func (w *worker) record(kind int, lat time.Duration, err error) {
+	if err != nil {
+		w.errors++
+		if w.firstErr == "" {
+			w.firstErr = err.Error()
+		}
+		return
+	}
+	w.lat = append(w.lat, lat)
+	w.kinds = append(w.kinds, kind)
 }
 
 func (w *worker) run(ctx context.Context, id int, fn op, spec loopSpec, from, until time.Time) {
@@ -104,16 +154,8 @@ func (w *worker) run(ctx context.Context, id int, fn op, spec loopSpec, from, un
 		}
 		kind, err := fn(id, seq)
 		t1 := time.Now()
-		switch {
-		case err != nil:
-			w.errors++
-			if w.firstErr == "" {
-				w.firstErr = err.Error()
-			}
-		case t0.Before(from) || (t1.After(until) && !spec.tail):
-		default:
-			w.lat = append(w.lat, t1.Sub(t0))
-			w.kinds = append(w.kinds, kind)
+		if err != nil || !(t0.Before(from) || (t1.After(until) && !spec.tail)) {
+			w.record(kind, t1.Sub(t0), err)
 		}
 		if wait := time.Until(t0.Add(spec.every)); spec.every > 0 && wait > 0 {
 			select {
