@@ -60,8 +60,9 @@ type procServer struct {
 // of it.
 func serverEnv(addr, dsn string, extra []string) []string {
 	env := append(os.Environ(), "TEAMMEM_ADDR="+addr, "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+benchKey,
-		"TEAMMEM_ADMIN_KEY="+benchAdminKey, "TEAMMEM_WRITE_RATE=0", "TEAMMEM_LOG_LEVEL=warn", "TEAMMEM_LOG_FORMAT=json",
+		"TEAMMEM_WRITE_RATE=0", "TEAMMEM_LOG_LEVEL=warn", "TEAMMEM_LOG_FORMAT=json",
 		"TEAMMEM_METRICS_ADDR=off", "TEAMMEM_METRICS_TOKEN="+benchMetricsToken)
+	env = append(env, "TEAMMEM_ADMIN_KEY="+benchAdminKey)
 	return append(env, extra...)
 }
 
