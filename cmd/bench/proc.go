@@ -56,8 +56,8 @@ type procServer struct {
 
 // serverEnv is the configuration every server under test gets: rate
 // limiting off (the bench hammers one key), request logs off, /metrics on
-// the API listener only, the admin plane open to benchAdminKey, then extra (--server-env), which may override any
-// of it.
+// the API listener only, the admin plane open to benchAdminKey, then extra
+// (--server-env), which may override any of it.
 func serverEnv(addr, dsn string, extra []string) []string {
 	env := append(os.Environ(), "TEAMMEM_ADDR="+addr, "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+benchKey,
 		"TEAMMEM_WRITE_RATE=0", "TEAMMEM_LOG_LEVEL=warn", "TEAMMEM_LOG_FORMAT=json",
