@@ -145,12 +145,12 @@ func TestReportLastLine(t *testing.T) {
 
 func TestParseOptions(t *testing.T) {
 	t.Parallel()
-	o, err := parseOptions([]string{"--quick", "--only", "http,scan", "--server-env", "GOGC=50"}, io.Discard)
+	o, err := parseOptions([]string{"--quick", "--only", "http,scan,cross", "--server-env", "GOGC=50"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !o.want("http") || o.want("scale") || o.repos != 500 || o.rounds != 1 || len(o.serverEnv) != 1 ||
-		o.syncDebounce != 20*time.Millisecond || o.debounce != 0 {
+		o.syncDebounce != 20*time.Millisecond || o.debounce != 0 || !o.want("cross") || o.crossDur != time.Second {
 		t.Fatalf("options %+v", o)
 	}
 	for _, bad := range [][]string{{"--only", "nope"}, {"--drivers", "mysql"}, {"--generate"}, {"extra"}, {"--server-env", "X"}} {
@@ -180,5 +180,57 @@ func TestFixturesDir(t *testing.T) {
 	b.opt.fixtures = filepath.Join(dir, "nope")
 	if _, err := b.fixturesDir(); err == nil {
 		t.Error("--fixtures naming nothing: no error")
+	}
+}
+
+// TestCrossOrgRequests checks the cross-org workload's plumbing on an
+// in-process server: the orgs it creates through the admin plane, org A's
+// large batch (stored, at its size, on the rotating keys), its two refused
+// pushes and org B's push, each answered as the workload expects.
+func TestCrossOrgRequests(t *testing.T) {
+	t.Parallel()
+	srv, err := startInproc(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "cross.db"), t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	c, err := setupCrossOrg(srv.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.client.CloseIdleConnections()
+	var batch struct {
+		Upserts []struct{ Key, Content string }
+	}
+	if err := json.Unmarshal(c.batch(1), &batch); err != nil || len(batch.Upserts) != crossBatchEntries {
+		t.Fatalf("batch: %d upserts, %v", len(batch.Upserts), err)
+	}
+	if u := batch.Upserts[0]; u.Key != "big/k-16.md" || len(u.Content) != crossEntryBytes {
+		t.Fatalf("first upsert of batch 1: %q, %d bytes", u.Key, len(u.Content))
+	}
+	if len(c.over) <= 4<<20 {
+		t.Fatalf("the over-limit batch is %d bytes, not over the 4 MiB limit", len(c.over))
+	}
+	large, refused := c.large(t.Context()), c.refused(t.Context())
+	for _, tc := range []struct {
+		name string
+		run  func() (int, error)
+		kind int
+	}{
+		{"large batch", func() (int, error) { return large(0, 0) }, crossLarge},
+		{"100,000 entries", func() (int, error) { return refused(0, 0) }, crossTiny},
+		{"over the body limit", func() (int, error) { return refused(3, 0) }, crossOver},
+	} {
+		if kind, err := tc.run(); err != nil || kind != tc.kind {
+			t.Errorf("%s: kind %d, %v", tc.name, kind, err)
+		}
+	}
+	conn, err := dialRaw(srv.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if resp, err := conn.do(c.pushB(1, 0).req, false); err != nil || resp.status != 200 {
+		t.Fatalf("org B's push: %d, %v", resp.status, err)
 	}
 }

@@ -59,7 +59,7 @@ func startInproc(ctx context.Context, dsn, dir, prefix string) (*inprocServer, e
 		s.broker = events.NewPostgres(pg.Pool(), log)
 	}
 	api := httpapi.New(st, httpapi.NewScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults,
-		MaxBodyBytes: 4 << 20, TombstoneRetention: 720 * time.Hour, MetricsToken: benchMetricsToken, Events: s.broker}, log, telemetry.New())
+		MaxBodyBytes: 4 << 20, TombstoneRetention: 720 * time.Hour, MetricsToken: benchMetricsToken, AdminKey: benchAdminKey, Events: s.broker}, log, telemetry.New())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.broker.Close()

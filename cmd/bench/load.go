@@ -17,6 +17,13 @@ type loopSpec struct {
 	warmup time.Duration
 	dur    time.Duration
 	kinds  int // number of operation kinds (1 when 0), for per-kind latencies
+	// every, when set, paces each worker: it starts an operation at most
+	// once per every, so the offered load is fixed rather than as much as
+	// the server takes.
+	every time.Duration
+	// tail counts operations that started in the window but ended after
+	// it: a slow one near the end is still one the window measured.
+	tail bool
 }
 
 // op runs worker conn's seq-th operation and says which kind it was.
@@ -64,13 +71,50 @@ func runLoop(ctx context.Context, spec loopSpec, fn op) (loadResult, error) {
 	workers := make([]worker, spec.conns)
 	var wg sync.WaitGroup
 	for i := range workers {
-		wg.Go(func() { workers[i].run(ctx, i, fn, from, until) })
+		wg.Go(func() { workers[i].run(ctx, i, fn, spec, from, until) })
 	}
 	wg.Wait()
-	res := loadResult{elapsed: spec.dur, byKind: make([][]time.Duration, max(1, spec.kinds))}
 	if err := ctx.Err(); err != nil {
-		return res, err
+		return loadResult{elapsed: spec.dur, byKind: make([][]time.Duration, max(1, spec.kinds))}, err
 	}
+	return collect(workers, spec.dur, spec.kinds), nil
+}
+
+// driveUntil runs fn on conns workers, each starting its next operation as
+// soon as its last one returned, until stop is closed or ctx is done, and
+// returns once every operation has, counting them all. first is closed
+// when worker 0's first operation returned: the load is then under way.
+func driveUntil(ctx context.Context, conns, kinds int, stop <-chan struct{}, first chan<- struct{}, fn op) loadResult {
+	start := time.Now()
+	workers := make([]worker, conns)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			w := &workers[i]
+			for seq := 0; ; seq++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				t0 := time.Now()
+				kind, err := fn(i, seq)
+				w.record(kind, time.Since(t0), err)
+				if i == 0 && seq == 0 {
+					close(first)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return collect(workers, time.Since(start), kinds)
+}
+
+// collect sums up the workers of a load that ran for elapsed.
+func collect(workers []worker, elapsed time.Duration, kinds int) loadResult {
+	res := loadResult{elapsed: elapsed, byKind: make([][]time.Duration, max(1, kinds))}
 	for _, w := range workers {
 		res.requests += len(w.lat)
 		res.errors += w.errors
@@ -86,10 +130,23 @@ func runLoop(ctx context.Context, spec loopSpec, fn op) (loadResult, error) {
 	for _, k := range res.byKind {
 		slices.Sort(k)
 	}
-	return res, nil
+	return res
 }
 
-func (w *worker) run(ctx context.Context, id int, fn op, from, until time.Time) {
+// record counts one operation: its latency and kind, or its error.
+func (w *worker) record(kind int, lat time.Duration, err error) {
+	if err != nil {
+		w.errors++
+		if w.firstErr == "" {
+			w.firstErr = err.Error()
+		}
+		return
+	}
+	w.lat = append(w.lat, lat)
+	w.kinds = append(w.kinds, kind)
+}
+
+func (w *worker) run(ctx context.Context, id int, fn op, spec loopSpec, from, until time.Time) {
 	for seq := 0; ctx.Err() == nil; seq++ {
 		t0 := time.Now()
 		if t0.After(until) {
@@ -97,18 +154,15 @@ func (w *worker) run(ctx context.Context, id int, fn op, from, until time.Time) 
 		}
 		kind, err := fn(id, seq)
 		t1 := time.Now()
-		if err != nil {
-			w.errors++
-			if w.firstErr == "" {
-				w.firstErr = err.Error()
+		if err != nil || !(t0.Before(from) || (t1.After(until) && !spec.tail)) {
+			w.record(kind, t1.Sub(t0), err)
+		}
+		if wait := time.Until(t0.Add(spec.every)); spec.every > 0 && wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
 			}
-			continue
 		}
-		if t0.Before(from) || t1.After(until) {
-			continue
-		}
-		w.lat = append(w.lat, t1.Sub(t0))
-		w.kinds = append(w.kinds, kind)
 	}
 }
 

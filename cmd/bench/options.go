@@ -37,6 +37,7 @@ type options struct {
 	debounce         time.Duration // teammem watch --debounce of the propagation p50; 0 = its default
 	syncDebounce     time.Duration // teammem watch --debounce of the one-of-200 change; 0 = its default
 	scanMB           float64
+	crossDur         time.Duration // each phase of the cross-org workload
 
 	// Scale generator.
 	databaseURL                         string
@@ -46,7 +47,7 @@ type options struct {
 }
 
 // sections a run can be narrowed to with --only.
-var sections = []string{"http", "scan", "prop", "scale"}
+var sections = []string{"http", "scan", "prop", "cross", "scale"}
 
 // parseOptions reads the command line.
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -105,6 +106,7 @@ func (o *options) flags(stderr io.Writer) (fs *flag.FlagSet, only, drivers *stri
 	fs.IntVar(&o.syncSamples, "sync-samples", 0, "one-of-200 change samples, each of teammem watch, the teammem sync CLI and git (quick 3, full 10)")
 	fs.DurationVar(&o.debounce, "debounce", 0, "teammem watch --debounce of the watch propagation p50 (default: the client's own, 2s)")
 	fs.DurationVar(&o.syncDebounce, "sync-debounce", 20*time.Millisecond, "teammem watch --debounce of the one-of-200 change timed against git; 0 = the client's own, 2s")
+	fs.DurationVar(&o.crossDur, "cross-duration", 0, "each of the cross-org workload's three phases: org B alone, under org A's large batches, under its refused pushes (quick 1s, full 5s)")
 	fs.Float64Var(&o.scanMB, "scan-mb", 0, "size of the secret scan corpus in MB (quick 0.5, full 5)")
 	fs.StringVar(&o.databaseURL, "database-url", "", "--generate: the database to fill (sqlite://path or postgres://...)")
 	fs.IntVar(&o.orgs, "orgs", 0, "scale: orgs (quick 10, full 100)")
@@ -143,6 +145,7 @@ func (o *options) fill() {
 	}
 	setDur(&o.warmup, 50*time.Millisecond, time.Second)
 	setDur(&o.dur, 800*time.Millisecond, 5*time.Second)
+	setDur(&o.crossDur, time.Second, 5*time.Second)
 	set(&o.rounds, 1, 3)
 	set(&o.samples, 5, 20)
 	set(&o.syncSamples, 3, 10)

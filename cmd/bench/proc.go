@@ -20,6 +20,10 @@ import (
 // starts (TEAMMEM_BOOTSTRAP_KEY).
 const benchKey = "tmk_benchkey_0123456789abcdefghijklmnopqrstuv"
 
+// benchAdminKey is the server operators' key (TEAMMEM_ADMIN_KEY) of every
+// server the bench starts: the cross-org workload creates its orgs with it.
+const benchAdminKey = "tmk_benchadmin_0123456789abcdefghijklmnopqrst"
+
 // benchMetricsToken lets recordPool read /metrics on the API listener; the
 // servers open no metrics listener of their own, so that several can run.
 const benchMetricsToken = "bench-metrics-token-0123456789abcdefghij"
@@ -52,12 +56,13 @@ type procServer struct {
 
 // serverEnv is the configuration every server under test gets: rate
 // limiting off (the bench hammers one key), request logs off, /metrics on
-// the API listener only, then extra (--server-env), which may override any
-// of it.
+// the API listener only, the admin plane open to benchAdminKey, then extra
+// (--server-env), which may override any of it.
 func serverEnv(addr, dsn string, extra []string) []string {
 	env := append(os.Environ(), "TEAMMEM_ADDR="+addr, "TEAMMEM_DATABASE_URL="+dsn, "TEAMMEM_BOOTSTRAP_KEY="+benchKey,
 		"TEAMMEM_WRITE_RATE=0", "TEAMMEM_READ_RATE=0", "TEAMMEM_LOG_LEVEL=warn", "TEAMMEM_LOG_FORMAT=json",
 		"TEAMMEM_METRICS_ADDR=off", "TEAMMEM_METRICS_TOKEN="+benchMetricsToken)
+	env = append(env, "TEAMMEM_ADMIN_KEY="+benchAdminKey)
 	return append(env, extra...)
 }
 

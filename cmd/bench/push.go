@@ -112,6 +112,30 @@ func (r *pgRaw) push(ctx context.Context, conn int, content string) error {
 	})
 }
 
+// batch commits entries to space in one transaction, with their history
+// rows and a NOTIFY, as a teammem batch stores them.
+func (r *pgRaw) batch(ctx context.Context, space int, entries map[string]string) error {
+	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
+		var version int64
+		if err := tx.QueryRow(ctx, `SELECT version FROM bench_raw_spaces WHERE id = $1 FOR UPDATE`, space).Scan(&version); err != nil {
+			return err
+		}
+		for k, v := range entries {
+			if _, err := tx.Exec(ctx, rawUpsert, space, k, v); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, rawHistory, space, k, v); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, rawBump, space); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `SELECT pg_notify('bench_raw', $1)`, strconv.Itoa(space))
+		return err
+	})
+}
+
 func (r *pgRaw) close() { r.pool.Close() }
 
 // sqliteRaw is the SQLite baseline: one writer connection whose
@@ -189,6 +213,27 @@ func (r *sqliteRaw) push(ctx context.Context, conn int, content string) error {
 			}
 		}
 		_, err := tx.ExecContext(ctx, sqliteSQL(rawBump), conn)
+		return err
+	})
+}
+
+// batch commits entries to space in one transaction, with their history
+// rows, as a teammem batch stores them.
+func (r *sqliteRaw) batch(ctx context.Context, space int, entries map[string]string) error {
+	return r.tx(ctx, func(tx *sql.Tx) error {
+		var version int64
+		if err := tx.QueryRowContext(ctx, `SELECT version FROM bench_raw_spaces WHERE id = ?`, space).Scan(&version); err != nil {
+			return err
+		}
+		for k, v := range entries {
+			if _, err := tx.ExecContext(ctx, sqliteSQL(rawUpsert), space, k, v); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, sqliteHistory, space, k, v); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, sqliteSQL(rawBump), space)
 		return err
 	})
 }

@@ -110,6 +110,11 @@ func (b *bench) runAll(ctx context.Context) error {
 		keep.stop()
 		keep = nil
 	}
+	if b.opt.want("cross") {
+		if err := b.runCrossOrg(ctx); err != nil {
+			return fmt.Errorf("cross-org: %w", err)
+		}
+	}
 	if b.opt.want("scale") {
 		if err := b.runScale(ctx); err != nil {
 			return fmt.Errorf("scale: %w", err)
@@ -158,10 +163,7 @@ func (b *bench) runServers(ctx context.Context, rss *sync.WaitGroup) (server, er
 // resident memory right after startup.
 func (b *bench) serve(ctx context.Context, d *driver) (server, error) {
 	if b.opt.profile != "" {
-		if err := os.MkdirAll(b.opt.profile, 0o755); err != nil {
-			return nil, err
-		}
-		return startInproc(ctx, d.dsn, b.opt.profile, d.prefix)
+		return b.start(ctx, d)
 	}
 	srv, err := startProc(ctx, b.bins.server, d.dsn, b.opt.serverEnv)
 	if err != nil {
@@ -177,6 +179,18 @@ func (b *bench) serve(ctx context.Context, d *driver) (server, error) {
 		float64(srv.ready)/float64(time.Millisecond), "ms", none)
 	b.rep.set(d.prefix+"startup_rss_mb", srv.rssMB())
 	return srv, nil
+}
+
+// start starts a server under test on d and records nothing: in process
+// when profiling, else the server binary.
+func (b *bench) start(ctx context.Context, d *driver) (server, error) {
+	if b.opt.profile != "" {
+		if err := os.MkdirAll(b.opt.profile, 0o755); err != nil {
+			return nil, err
+		}
+		return startInproc(ctx, d.dsn, b.opt.profile, d.prefix)
+	}
+	return startProc(ctx, b.bins.server, d.dsn, b.opt.serverEnv)
 }
 
 // idleRSS records the server's RSS after the load, once it was idle 2 s.

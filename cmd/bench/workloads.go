@@ -92,6 +92,12 @@ func pushRepoList(n int) []string {
 
 // httpDo sends one JSON request with benchKey and returns the 200 body.
 func httpDo(host, method, path string, body any) ([]byte, error) {
+	return apiDo(host, benchKey, method, path, body, http.StatusOK)
+}
+
+// apiDo sends one JSON request with key and returns the body of the
+// status it wants.
+func apiDo(host, key, method, path string, body any, want int) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -104,7 +110,7 @@ func httpDo(host, method, path string, body any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+benchKey)
+	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
@@ -112,7 +118,7 @@ func httpDo(host, method, path string, body any) ([]byte, error) {
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != want {
 		return nil, fmt.Errorf("%s %s: %s: %.300s", method, path, resp.Status, out)
 	}
 	return out, err
@@ -230,29 +236,46 @@ var poolMetrics = map[string]string{
 // recordPool scrapes the server's /metrics for its database pool: waits for
 // a connection mean the pool, not the database, bounded throughput.
 func (b *bench) recordPool(d *driver, srv server) {
-	req, err := http.NewRequest(http.MethodGet, "http://"+srv.addr()+"/metrics", nil)
-	if err != nil {
-		return
-	}
-	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
-	resp, err := http.DefaultClient.Do(req)
+	pool, err := scrapePool(srv)
 	if err != nil {
 		b.rep.note("%s /metrics: %v", d.name, err)
 		return
 	}
+	for key, v := range pool {
+		b.rep.set(d.prefix+key, v)
+	}
+}
+
+// scrapePool reads the server's database pool metrics, by the JSON key
+// suffixes of poolMetrics.
+func scrapePool(srv server) (map[string]float64, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+srv.addr()+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+benchMetricsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
 	defer resp.Body.Close()
 	text, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return
+		return nil, err
 	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s", resp.Status)
+	}
+	out := map[string]float64{}
 	for line := range strings.SplitSeq(string(text), "\n") {
 		name, value, ok := strings.Cut(line, " ")
 		if key, known := poolMetrics[name]; ok && known {
 			if v, err := strconv.ParseFloat(value, 64); err == nil {
-				b.rep.set(d.prefix+key, v)
+				out[key] = v
 			}
 		}
 	}
+	return out, nil
 }
 
 // compareLoads measures ours against the baseline in rounds ordered
