@@ -3,6 +3,7 @@ package secretscan
 import (
 	"errors"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -44,6 +45,13 @@ func NewOrgScannerAsync(build func() (*Scanner, error)) *OrgScanner {
 	return s
 }
 
+// largeScanBytes is the size from which a scan counts as large.
+const largeScanBytes = 16 << 10
+
+// largeScans bounds the large scans running at once to all cores but one,
+// so small scans (a delta push) always find a core.
+var largeScans = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+
 // RuleScannerUnavailable is the rule id of the one finding ScanEntry reports
 // for any content when the rules failed to compile.
 const RuleScannerUnavailable = "scanner-unavailable"
@@ -73,6 +81,14 @@ func (s *OrgScanner) Wait() error {
 func (s *OrgScanner) ScanEntry(org teammem.Org, key, content string) []teammem.SkippedSecret {
 	if s.Wait() != nil {
 		return []teammem.SkippedSecret{{Path: key, RuleID: RuleScannerUnavailable, Label: "secret scanner unavailable", Line: 1}}
+	}
+	if len(content) > largeScanBytes {
+		// The RE2 engine runs in WebAssembly, which the Go scheduler cannot
+		// preempt: a handful of large scans at once would take every core,
+		// and a small write of another org would wait for a core, not for
+		// the write lock. Large scans share all but one.
+		largeScans <- struct{}{}
+		defer func() { <-largeScans }()
 	}
 	var out []teammem.SkippedSecret
 	for _, f := range s.scanner.Scan(content, s.allowlist(org)) {

@@ -173,13 +173,11 @@ func checkCall(call WriteCall, limits Limits) error {
 	if !call.Scope.Valid() {
 		return Errorf(EInvalid, "scope must be team or personal")
 	}
-	if err := ValidateWrite(call.Request, limits); err != nil {
-		return err
-	}
+	// The count first: refusing 100,000 entries must not validate each.
 	if n := len(call.Request.Upserts); n > limits.MaxEntries {
 		return TooManyEntries(limits.MaxEntries, n)
 	}
-	return nil
+	return ValidateWrite(call.Request, limits)
 }
 
 // ensure creates the call's repo and space, which a plan against the empty
