@@ -1,0 +1,434 @@
+// Package claudeproxy is the loopback HTTPS proxy that lets a stock Claude
+// Code (2.1.212 and later) sync its memory stores with a teammem server.
+// Those builds send memory traffic to api.anthropic.com only (reference
+// claude-code-memory-stores §0.5), so the proxy terminates CONNECT to that
+// host with a per-user local CA, sends requests under teammem's store paths
+// to the teammem server with the user's teammem key (any Claude.ai token is
+// dropped first), and forwards everything else to the real upstream
+// unchanged and unbuffered. CONNECT to any other host is a plain TCP
+// tunnel. For 2.1.206 and earlier the same listener serves
+// TEAM_MEMORY_SYNC_URL over plain HTTP, forwarding
+// /api/claude_code/team_memory to teammem with the key injected.
+//
+// Invariants: nothing a pass-through request carries (body, headers,
+// credentials) is logged or kept; the teammem key goes to the teammem
+// server only; a Claude.ai credential never reaches teammem.
+package claudeproxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultUpstream is where pass-through requests go.
+const DefaultUpstream = "https://api.anthropic.com"
+
+// LegacyPath is the prefix of the ≤2.1.206 team-memory endpoint
+// (TEAM_MEMORY_SYNC_URL), served on the proxy's own plain-HTTP listener.
+const LegacyPath = "/api/claude_code/team_memory"
+
+// Config is what a Proxy needs.
+type Config struct {
+	CA *CA
+	// Server is the teammem server's base URL; Key the user's teammem key.
+	Server string
+	Key    string
+	// StorePaths are the store path prefixes put in CLAUDE_MEMORY_STORES
+	// ("/v1/memory_stores/memstore_…"): requests at or below one go to
+	// teammem, every other one to Upstream.
+	StorePaths []string
+	// Upstream is the real API ("" = DefaultUpstream).
+	Upstream string
+	// InterceptHosts are the CONNECT hosts terminated with the CA (port
+	// 443); nil means api.anthropic.com.
+	InterceptHosts []string
+	// LoopbackOnly makes every outgoing dial but one to 127.0.0.1, ::1 or
+	// localhost fail without resolving anything, so that under test no
+	// packet leaves the machine (TEAMMEM_PROXY_LOOPBACK_ONLY=1).
+	LoopbackOnly bool
+	// Log, when set, hears of each request sent to teammem: method, path
+	// with query and status. Never headers or bodies, never pass-through
+	// requests.
+	Log func(Routed)
+}
+
+// Routed describes one request the proxy sent to teammem.
+type Routed struct {
+	// Via is "store" (a memory-store path) or "legacy" (TEAM_MEMORY_SYNC_URL).
+	Via    string
+	Method string
+	Path   string // escaped path and query, as sent
+	Status int    // 502 when teammem did not answer
+}
+
+// String is the line tests print: "POST /v1/…/memories → 200".
+func (r Routed) String() string { return fmt.Sprintf("%s %s → %d", r.Method, r.Path, r.Status) }
+
+// Proxy is the running proxy; it is an http.Handler for its listener.
+type Proxy struct {
+	cfg       Config
+	intercept map[string]bool
+	pass      *httputil.ReverseProxy
+	teammem   *httputil.ReverseProxy
+	server    *url.URL
+	inner     *http.Server // serves the connections CONNECT terminated
+	conns     *connListener
+	outer     *http.Server
+	tunnels   sync.WaitGroup
+}
+
+// New checks cfg and builds the proxy; Serve starts it.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.CA == nil {
+		return nil, errors.New("claudeproxy: no CA")
+	}
+	if cfg.Key == "" {
+		return nil, errors.New("claudeproxy: no teammem key")
+	}
+	server, err := url.Parse(cfg.Server)
+	if err != nil || (server.Scheme != "http" && server.Scheme != "https") || server.Host == "" {
+		return nil, fmt.Errorf("claudeproxy: teammem server %q is not an http(s) URL", cfg.Server)
+	}
+	up, err := url.Parse(cfg.Upstream)
+	if cfg.Upstream == "" {
+		up, err = url.Parse(DefaultUpstream)
+	}
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		return nil, fmt.Errorf("claudeproxy: upstream %q is not an http(s) URL", cfg.Upstream)
+	}
+	for _, sp := range cfg.StorePaths {
+		if !strings.HasPrefix(sp, "/") || path.Clean(sp) != sp || sp == "/" {
+			return nil, fmt.Errorf("claudeproxy: store path %q must be a clean absolute path", sp)
+		}
+	}
+	p := &Proxy{cfg: cfg, server: server, intercept: map[string]bool{}, conns: newConnListener()}
+	hosts := cfg.InterceptHosts
+	if hosts == nil {
+		hosts = []string{"api.anthropic.com"}
+	}
+	for _, h := range hosts {
+		p.intercept[strings.ToLower(h)] = true
+	}
+	p.pass = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL.Scheme, pr.Out.URL.Host = up.Scheme, up.Host
+			pr.Out.URL.Path = singleJoin(up.Path, pr.In.URL.Path)
+			pr.Out.URL.RawPath = ""
+			pr.Out.Host = up.Host
+		},
+		Transport:     p.transport(),
+		FlushInterval: -1, // SSE and every other stream flow as they come
+		ErrorLog:      log.New(io.Discard, "", 0),
+		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(http.StatusBadGateway) },
+	}
+	p.teammem = &httputil.ReverseProxy{
+		Rewrite:       p.toTeammem,
+		Transport:     p.transport(),
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+		ModifyResponse: func(res *http.Response) error {
+			p.logRouted(res.Request, res.StatusCode)
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			p.logRouted(r, http.StatusBadGateway)
+			writeError(w, http.StatusBadGateway, "api_error", "teammem proxy: the teammem server did not answer")
+		},
+	}
+	p.inner = &http.Server{Handler: http.HandlerFunc(p.serveIntercepted), ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: log.New(io.Discard, "", 0)}
+	p.outer = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	return p, nil
+}
+
+// singleJoin joins a base path and a request path with one slash.
+func singleJoin(base, p string) string {
+	if base == "" || base == "/" {
+		return p
+	}
+	return strings.TrimSuffix(base, "/") + "/" + strings.TrimPrefix(p, "/")
+}
+
+// Serve answers on ln until Close.
+func (p *Proxy) Serve(ln net.Listener) error {
+	go p.inner.Serve(p.conns) //nolint:errcheck // ends with Close
+	err := p.outer.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the listeners and every open connection and tunnel.
+func (p *Proxy) Close() error {
+	p.conns.Close()
+	err := errors.Join(p.outer.Close(), p.inner.Close())
+	p.tunnels.Wait()
+	return err
+}
+
+// transport dials through the loopback check and never through a proxy
+// of its own (the caller's HTTPS_PROXY is the proxy itself).
+func (p *Proxy) transport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           p.dial,
+		ForceAttemptHTTP2:     true,
+		DisableCompression:    true, // encodings pass through as the client asked
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 0, // a model may think a long time before its first byte
+	}
+}
+
+// ErrNotLoopback is what every dial to another host returns under
+// LoopbackOnly.
+var ErrNotLoopback = errors.New("teammem proxy: loopback-only mode refuses to dial a non-loopback address")
+
+func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if p.cfg.LoopbackOnly && !isLoopback(addr) {
+		return nil, fmt.Errorf("%w (%s)", ErrNotLoopback, addr)
+	}
+	d := net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
+	return d.DialContext(ctx, network, addr)
+}
+
+// isLoopback reports whether addr (host:port) names a loopback address by
+// itself, without a DNS lookup.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// ServeHTTP answers the proxy's own listener: CONNECT, and the legacy
+// endpoint in origin form. Plain-HTTP proxying is not offered.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodConnect:
+		p.connect(w, r)
+	case r.URL.IsAbs():
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "teammem proxy: plain-HTTP proxying is not offered; use HTTPS_PROXY")
+	case r.URL.Path == LegacyPath || strings.HasPrefix(r.URL.Path, LegacyPath+"/"):
+		p.teammem.ServeHTTP(w, r.WithContext(withVia(r.Context(), "legacy")))
+	default:
+		writeError(w, http.StatusNotFound, "not_found_error", "teammem proxy: only "+LegacyPath+" is served here")
+	}
+}
+
+// serveIntercepted answers a request that came through a terminated
+// CONNECT.
+func (p *Proxy) serveIntercepted(w http.ResponseWriter, r *http.Request) {
+	if p.isStorePath(r.URL.Path) {
+		if clean := path.Clean(r.URL.Path); clean != r.URL.Path || strings.Contains(r.URL.RawPath, "%2") {
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "teammem proxy: a memory-store path must be clean")
+			return
+		}
+		p.teammem.ServeHTTP(w, r.WithContext(withVia(r.Context(), "store")))
+		return
+	}
+	p.pass.ServeHTTP(w, r)
+}
+
+// isStorePath reports whether a request path lies at or under one of the
+// configured store paths (segment-wise: /…/memstore_a is not under
+// /…/memstore_ab).
+func (p *Proxy) isStorePath(reqPath string) bool {
+	for _, sp := range p.cfg.StorePaths {
+		if reqPath == sp || strings.HasPrefix(reqPath, sp+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialHeaders are removed from every request sent to teammem before
+// the teammem key is set: they carry Claude.ai or Anthropic credentials.
+var credentialHeaders = []string{"Authorization", "X-Api-Key", "Cookie", "Proxy-Authorization", "X-Ccr-Affinity-Key", "X-Organization-Uuid"}
+
+// toTeammem points a request at the teammem server with the user's key.
+func (p *Proxy) toTeammem(pr *httputil.ProxyRequest) {
+	pr.Out.URL.Scheme, pr.Out.URL.Host = p.server.Scheme, p.server.Host
+	pr.Out.URL.Path = singleJoin(p.server.Path, pr.In.URL.Path)
+	pr.Out.URL.RawPath = ""
+	pr.Out.Host = p.server.Host
+	for _, h := range credentialHeaders {
+		pr.Out.Header.Del(h)
+	}
+	pr.Out.Header.Set("Authorization", "Bearer "+p.cfg.Key)
+}
+
+func (p *Proxy) logRouted(r *http.Request, status int) {
+	if p.cfg.Log == nil {
+		return
+	}
+	via, _ := r.Context().Value(viaKey{}).(string)
+	p.cfg.Log(Routed{Via: via, Method: r.Method, Path: r.URL.EscapedPath() + query(r.URL), Status: status})
+}
+
+func query(u *url.URL) string {
+	if u.RawQuery == "" {
+		return ""
+	}
+	return "?" + u.RawQuery
+}
+
+type viaKey struct{}
+
+func withVia(ctx context.Context, via string) context.Context {
+	return context.WithValue(ctx, viaKey{}, via)
+}
+
+// writeError answers in Anthropic's error envelope, which both the CLI and
+// the SDKs parse.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`+"\n", typ, msg)
+}
+
+// connect terminates CONNECT to an intercepted host and tunnels the rest.
+func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		http.Error(w, "teammem proxy: CONNECT needs host:port", http.StatusBadRequest)
+		return
+	}
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "teammem proxy: cannot take over the connection", http.StatusInternalServerError)
+		return
+	}
+	intercept := p.intercept[strings.ToLower(host)] && port == "443"
+	var upstream net.Conn
+	if !intercept {
+		if upstream, err = p.dial(r.Context(), "tcp", r.Host); err != nil {
+			http.Error(w, "teammem proxy: cannot reach "+r.Host, http.StatusBadGateway)
+			return
+		}
+	}
+	conn, brw, err := hj.Hijack()
+	if err != nil {
+		if upstream != nil {
+			upstream.Close()
+		}
+		return
+	}
+	client := &bufferedConn{Conn: conn, r: brw.Reader}
+	if _, err := io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		conn.Close()
+		if upstream != nil {
+			upstream.Close()
+		}
+		return
+	}
+	if !intercept {
+		p.tunnel(client, upstream)
+		return
+	}
+	name := strings.ToLower(host)
+	tc := tls.Server(client, &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		NextProtos: []string{"http/1.1"},
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return p.cfg.CA.Leaf(name)
+		},
+	})
+	if !p.conns.push(tc) {
+		tc.Close()
+	}
+}
+
+// tunnel copies bytes both ways until either side closes.
+func (p *Proxy) tunnel(client, upstream net.Conn) {
+	p.tunnels.Add(1)
+	go func() {
+		defer p.tunnels.Done()
+		done := make(chan struct{}, 2)
+		cp := func(dst, src net.Conn) {
+			io.Copy(dst, src) //nolint:errcheck // either side closing ends the tunnel
+			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+				cw.CloseWrite() //nolint:errcheck
+			}
+			done <- struct{}{}
+		}
+		go cp(upstream, client)
+		go cp(client, upstream)
+		<-done
+		<-done
+		client.Close()
+		upstream.Close()
+	}()
+}
+
+// bufferedConn reads what the HTTP server buffered before the hijack first.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// CloseWrite half-closes the underlying TCP connection when it can.
+func (c *bufferedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// connListener hands terminated CONNECT connections to the inner server.
+type connListener struct {
+	ch     chan net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func newConnListener() *connListener {
+	return &connListener{ch: make(chan net.Conn), closed: make(chan struct{})}
+}
+
+func (l *connListener) push(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.closed:
+		return false
+	}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.closed:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
