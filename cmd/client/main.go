@@ -81,7 +81,10 @@ func exitCode(err error, a *app) int {
 	}
 	var fe *findingsError
 	var ue *usageError
+	var ce *childExit
 	switch {
+	case errors.As(err, &ce):
+		return ce.code // claude has said why itself
 	case errors.As(err, &fe):
 		fmt.Fprintln(a.stderr, "teammem:", err)
 		return exitFindings

@@ -51,7 +51,8 @@ func (a *app) newSyncEnv() (*syncEnv, error) {
 	}
 	client := &memsync.Client{BaseURL: server, Key: key, Repo: repo, UserAgent: "teammem-client",
 		HTTP: &http.Client{Timeout: 30 * time.Second}}
-	e := &memsync.Engine{Client: client, MemoryDir: loc.MemoryDir, States: states, NewScanner: secretscan.New}
+	e := &memsync.Engine{Client: client, MemoryDir: loc.MemoryDir, States: states, NewScanner: secretscan.New,
+		Native: a.nativeReason(loc)}
 	if isTerminal(a.stderr) && !a.jsonOut {
 		e.Progress = func(scope teammem.Scope, phase string, done, total int) {
 			fmt.Fprintf(a.stderr, "\r%s %s: %d/%d", phase, scope, done+1, total)

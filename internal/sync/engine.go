@@ -45,6 +45,11 @@ type Engine struct {
 	// AllowMassDelete lets one sync delete more files than the mass-delete
 	// guard allows (DeleteLimit), on either side.
 	AllowMassDelete bool
+	// Native, when set, says whether Claude Code's own sync was set up for
+	// a scope of this memory dir (by `teammem claude`) and why: such a
+	// scope is left alone as a whole, before Claude Code has marked its
+	// mounts too. It is asked on every sync, so a running watch hears of it.
+	Native func(scope teammem.Scope) (reason string, ok bool)
 }
 
 // Scopes lists both scopes in sync order.
@@ -108,6 +113,11 @@ func (e *Engine) memoryPath(scope teammem.Scope, dir string) string {
 // so that one turns off the personal scope; team/ itself is never a store,
 // but is treated the same should it hold one.
 func (e *Engine) scopeExcluded(scope teammem.Scope) (Exclusion, bool) {
+	if e.Native != nil {
+		if why, ok := e.Native(scope); ok {
+			return Exclusion{Dir: e.memoryPath(scope, "."), Reason: why + leftAlone + ": the " + string(scope) + " scope is not synced"}, true
+		}
+	}
 	root, _ := e.root(scope)
 	m := memdir.StoreMarker(root)
 	if m == "" {

@@ -194,7 +194,11 @@ func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.
 		scope = teammem.ScopeTeam
 	}
 	// Changes inside a directory Claude Code's own store sync owns are its
-	// business (and arrive in bursts when it pulls): no push for them.
+	// business (and arrive in bursts when it pulls): no push for them, nor
+	// for anything in a scope it syncs as a whole.
+	if _, native := w.Engine.scopeExcluded(scope); native {
+		return false
+	}
 	root, _ := w.Engine.root(scope)
 	if key, err := filepath.Rel(root, ev.Name); err == nil {
 		if _, _, inStore := memdir.StoreDir(root, filepath.ToSlash(key)); inStore {

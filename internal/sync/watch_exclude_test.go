@@ -51,3 +51,46 @@ func TestWatchIgnoresStores(t *testing.T) {
 		t.Errorf("with a user store: notes.md due %v, team/a.md due %v", due("notes.md"), due("team/a.md"))
 	}
 }
+
+// TestWatchSkipsNativeScopes checks that a scope `teammem claude` handed to
+// Claude Code's own sync makes no push due and is never synced, even before
+// Claude Code marked any mount.
+func TestWatchSkipsNativeScopes(t *testing.T) {
+	t.Parallel()
+	mem := t.TempDir()
+	for _, k := range []string{"team/teammem/a.md", "team/b.md", "notes.md"} {
+		p := filepath.Join(mem, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fsw.Close()
+	native := map[teammem.Scope]bool{teammem.ScopeTeam: true}
+	e := &Engine{MemoryDir: mem, Native: func(s teammem.Scope) (string, bool) {
+		return "synced natively by Claude Code (teammem claude)", native[s]
+	}}
+	w := &Watcher{Engine: e}
+	due := func(key string) bool {
+		s := &watchState{pending: map[teammem.Scope]bool{}, suppressed: map[teammem.Scope]string{}}
+		return w.onFileEvent(fsw, s, fsnotify.Event{Name: filepath.Join(mem, filepath.FromSlash(key)), Op: fsnotify.Write})
+	}
+	if due("team/teammem/a.md") || due("team/b.md") || !due("notes.md") {
+		t.Fatalf("team native: team/teammem/a.md %v, team/b.md %v, notes.md %v", due("team/teammem/a.md"), due("team/b.md"), due("notes.md"))
+	}
+	rep, err := e.Sync(t.Context(), teammem.ScopeTeam, true, true)
+	if err != nil || len(rep.Excluded) != 1 || rep.Excluded[0].Dir != "team" ||
+		rep.Excluded[0].Reason != "synced natively by Claude Code (teammem claude); teammem leaves it alone: the team scope is not synced" {
+		t.Fatalf("sync of a native scope: %+v %v", rep, err)
+	}
+	native[teammem.ScopePersonal] = true
+	if due("notes.md") {
+		t.Fatal("personal native: notes.md due")
+	}
+}
