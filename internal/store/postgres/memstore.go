@@ -172,9 +172,12 @@ func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
 	return db.vacuum(ctx)
 }
 
+// versionRowSQL reads the id of the version row of an entry's current state.
+const versionRowSQL = `coalesce((SELECT v.id FROM entry_versions v WHERE v.space_id = e.space_id AND v.key = e.key AND v.version = e.version), 0)`
+
 // MemoriesList returns a page of live entries in key byte order.
 func (db *DB) MemoriesList(ctx context.Context, orgID, spaceID int64, f teammem.MemoryFilter) ([]teammem.Entry, error) {
-	cols := headColumns
+	cols := headColumns + `, ` + versionRowSQL
 	if f.WithContent {
 		cols += `, e.content`
 	}
@@ -185,10 +188,20 @@ func (db *DB) MemoriesList(ctx context.Context, orgID, spaceID int64, f teammem.
 	rows, err := db.pool.Query(ctx, `SELECT `+cols+entriesFrom+` AND NOT e.deleted
 			AND e.key COLLATE "C" >= $3 AND e.key COLLATE "C" > $4 AND ($5 = '' OR e.key COLLATE "C" < $5)
 		ORDER BY e.key COLLATE "C" LIMIT $6`, orgID, spaceID, lo, f.AfterKey, hi, f.Limit)
-	if f.WithContent {
-		return collect(rows, err, scanEntry)
-	}
-	return collect(rows, err, func(r pgx.Row) (teammem.Entry, error) { return scanHead(r) })
+	return collect(rows, err, func(r pgx.Row) (teammem.Entry, error) {
+		var content *string
+		var row int64
+		extra := []any{&row}
+		if f.WithContent {
+			extra = append(extra, &content)
+		}
+		e, err := scanHead(r, extra...)
+		e.VersionRowID = row
+		if content != nil {
+			e.Content = *content
+		}
+		return e, err
+	})
 }
 
 // MemoriesEach streams a space's live entries from one repeatable-read
@@ -234,8 +247,15 @@ func (db *DB) MemoriesEach(ctx context.Context, orgID, spaceID int64, withConten
 
 // MemoryGet returns the live entry with a memory id.
 func (db *DB) MemoryGet(ctx context.Context, orgID, spaceID int64, memoryID string) (teammem.Entry, error) {
-	return scanEntry(db.pool.QueryRow(ctx, `SELECT `+headColumns+`, e.content`+entriesFrom+` AND e.memory_id = $3 AND NOT e.deleted`,
-		orgID, spaceID, memoryID))
+	var content *string
+	var row int64
+	e, err := scanHead(db.pool.QueryRow(ctx, `SELECT `+headColumns+`, `+versionRowSQL+`, e.content`+entriesFrom+` AND e.memory_id = $3 AND NOT e.deleted`,
+		orgID, spaceID, memoryID), &row, &content)
+	e.VersionRowID = row
+	if content != nil {
+		e.Content = *content
+	}
+	return e, err
 }
 
 // firstVersionSQL says whether a version row is its memory's first.

@@ -186,9 +186,12 @@ func prefixBounds(prefix string) (lo, hi string) {
 	return prefix, prefix[:len(prefix)-1] + "0" // '0' follows '/'
 }
 
+// versionRowSQL reads the id of the version row of an entry's current state.
+const versionRowSQL = `coalesce((SELECT v.id FROM entry_versions v WHERE v.space_id = e.space_id AND v.key = e.key AND v.version = e.version), 0)`
+
 // MemoriesList returns a page of live entries in key byte order.
 func (db *DB) MemoriesList(ctx context.Context, orgID, spaceID int64, f teammem.MemoryFilter) ([]teammem.Entry, error) {
-	cols := headColumns
+	cols := headColumns + `, ` + versionRowSQL
 	if f.WithContent {
 		cols += `, e.content`
 	}
@@ -196,7 +199,26 @@ func (db *DB) MemoriesList(ctx context.Context, orgID, spaceID int64, f teammem.
 	rows, err := db.query(ctx, `SELECT `+cols+` FROM entries e LEFT JOIN users u ON u.id = e.author_id
 		WHERE e.org_id = ? AND e.space_id = ? AND e.deleted = 0 AND e.key >= ? AND e.key > ? AND (? = '' OR e.key < ?)
 		ORDER BY e.key LIMIT ?`, orgID, spaceID, lo, f.AfterKey, hi, hi, f.Limit)
-	return collectEntries(rows, err, f.WithContent)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Entry
+	for rows.Next() {
+		var content sql.NullString
+		var row int64
+		extra := []any{&row}
+		if f.WithContent {
+			extra = append(extra, &content)
+		}
+		e, err := scanHead(rows, extra...)
+		if err != nil {
+			return nil, err
+		}
+		e.Content, e.VersionRowID = content.String, row
+		out = append(out, e)
+	}
+	return out, interpret(rows.Err())
 }
 
 // MemoriesEach streams a space's live entries from one read transaction.
@@ -241,9 +263,10 @@ func (db *DB) MemoriesEach(ctx context.Context, orgID, spaceID int64, withConten
 // MemoryGet returns the live entry with a memory id.
 func (db *DB) MemoryGet(ctx context.Context, orgID, spaceID int64, memoryID string) (teammem.Entry, error) {
 	var content string
-	e, err := scanHead(db.queryRow(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
-		WHERE e.org_id = ? AND e.space_id = ? AND e.memory_id = ? AND e.deleted = 0`, orgID, spaceID, memoryID), &content)
-	e.Content = content
+	var row int64
+	e, err := scanHead(db.queryRow(ctx, `SELECT `+headColumns+`, `+versionRowSQL+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = ? AND e.space_id = ? AND e.memory_id = ? AND e.deleted = 0`, orgID, spaceID, memoryID), &row, &content)
+	e.Content, e.VersionRowID = content, row
 	return e, err
 }
 
