@@ -73,7 +73,29 @@ func (s *Server) routes() chi.Router {
 				r.Put("/entries/*", s.handle(s.putEntry))
 				r.Delete("/entries/*", s.handle(s.deleteEntry))
 				r.Post("/entries/*", s.handle(s.postEntry))
+				r.Post("/memory_store", s.handle(s.ensureMemoryStore))
 			})
+		})
+		// Memory stores: Anthropic's public Memory Stores API and Claude
+		// Code's memory-service dialect on the same routes (memstores.go),
+		// errors in Anthropic's envelope.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireStoreKey, s.limitReads, s.limitBody)
+			r.Get("/memory_stores", s.storeHandle(s.listStores))
+			r.Post("/memory_stores", s.storeHandle(s.createStore))
+			r.Get("/memory_stores/{store_id}", s.storeHandle(s.getStore))
+			r.Post("/memory_stores/{store_id}", s.storeHandle(s.updateStore))
+			r.Delete("/memory_stores/{store_id}", s.storeHandle(s.deleteStore))
+			r.Post("/memory_stores/{store_id}/archive", s.storeHandle(s.archiveStore))
+			r.Get("/memory_stores/{store_id}/memories", s.storeHandle(s.listMemories))
+			r.Post("/memory_stores/{store_id}/memories", s.storeHandle(s.createMemory))
+			r.Get("/memory_stores/{store_id}/memories/export", s.storeHandle(s.exportMemories))
+			r.Get("/memory_stores/{store_id}/memories/{memory_id}", s.storeHandle(s.getMemory))
+			r.Post("/memory_stores/{store_id}/memories/{memory_id}", s.storeHandle(s.updateMemory))
+			r.Delete("/memory_stores/{store_id}/memories/{memory_id}", s.storeHandle(s.deleteMemory))
+			r.Get("/memory_stores/{store_id}/memory_versions", s.storeHandle(s.listVersions))
+			r.Get("/memory_stores/{store_id}/memory_versions/{version_id}", s.storeHandle(s.getVersion))
+			r.Post("/memory_stores/{store_id}/memory_versions/{version_id}/redact", s.storeHandle(s.redactMemoryVersion))
 		})
 	})
 	return r

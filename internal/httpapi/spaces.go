@@ -32,6 +32,9 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	resp := wire.Snapshot{Repo: sr.slug, SpaceHead: headOf(sr.space), MaxEntryBytes: s.maxEntryBytes(sr.p.Org)}
+	if sr.space.ID != 0 && sr.space.UID != "" {
+		resp.MemoryStoreID = teammem.StoreID(sr.space)
+	}
 	if sr.space.Empty() {
 		outcome = "empty"
 	}

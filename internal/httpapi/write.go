@@ -13,6 +13,11 @@ import (
 const (
 	apiV1         = "v1"
 	apiClaudeCode = "claude_code"
+	// apiMemoryStores is Anthropic's public Memory Stores API and
+	// apiClaudeCodeMemory Claude Code's memory-service dialect, on the same
+	// routes (see memstoreDialect for how a request is told apart).
+	apiMemoryStores     = "memory_stores"
+	apiClaudeCodeMemory = "claude_code_memory"
 )
 
 // writeCall is the teammem.WriteCall of a request: its caller and client,
@@ -39,6 +44,14 @@ func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.Wri
 func (s *Server) admitAndWrite(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
 	if err := s.limiter.allowWrite(call.Principal, s.now()); err != nil {
 		return teammem.WriteResult{}, err
+	}
+	if call.Target.Space.ID != 0 {
+		// A memory store request names its space by id: it was loaded, and
+		// its repo exists (and was checked when it was made).
+		if err := s.refuseSecret(call.Principal.Org, "client", call.ClientID); err != nil {
+			return teammem.WriteResult{}, err
+		}
+		return s.writer.Write(ctx, call)
 	}
 	sr, err := s.loadSpace(ctx, call.Principal, call.Repo, call.Scope, true)
 	var te *teammem.Error

@@ -16,6 +16,13 @@ type Entry struct {
 	Author    string    `json:"author,omitempty"`
 	ClientID  string    `json:"-"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// MemoryID names the entry as a memory of the memory stores API
+	// ("mem_…"): kept by edits, carried by a rename, new when a deleted key
+	// is written again. A tombstone keeps the id it deleted.
+	MemoryID string `json:"-"`
+	// VersionRowID is the id of the version row that recorded the entry's
+	// current state (read only by MemoriesList and MemoryGet).
+	VersionRowID int64 `json:"-"`
 }
 
 // Op is the kind of change an entry version records.
@@ -33,6 +40,10 @@ type EntryChange struct {
 	Key     string
 	Op      Op
 	Content string // for OpWrite and OpRestore
+	// MemoryID, when set on a write, is the memory id the entry takes
+	// (a rename carries its id to the new key); empty: keep the live
+	// entry's id, or make a new one.
+	MemoryID string
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame
@@ -55,6 +66,24 @@ type EntryVersion struct {
 	CreatedAt  time.Time  `json:"time"`
 	RedactedAt *time.Time `json:"redacted_at,omitempty"`
 	RedactedBy string     `json:"redacted_by,omitempty"` // handle; empty when unknown
+	// ID is the row's id, unique in the database: the memory stores API
+	// names a version by it ("memver_…").
+	ID int64 `json:"-"`
+	// MemoryID is the memory the version belongs to.
+	MemoryID string `json:"-"`
+	// Provenance: the API key that wrote the version, the dialect it came
+	// through and the Claude Code session id when the client sent one
+	// (empty for versions older than these fields).
+	KeyID     string `json:"-"`
+	API       string `json:"-"`
+	SessionID string `json:"-"`
+	// AuthorID is the writing user's id.
+	AuthorID int64 `json:"-"`
+	// SpaceID is the version's space id.
+	SpaceID int64 `json:"-"`
+	// Created reports whether the version is its memory's first (read only
+	// by the memory version queries).
+	Created bool `json:"-"`
 }
 
 // Redacted reports whether the version's content was erased.

@@ -14,6 +14,10 @@ type Repo struct {
 	OrgID     int64     `json:"-"`
 	Slug      string    `json:"repo"`
 	CreatedAt time.Time `json:"created_at"`
+	// Store marks the hidden repo row of a memory store created through
+	// the memory stores API: no repository, a slug that is not a valid repo
+	// slug (StoreRepoSlug), left out of repo listings.
+	Store bool `json:"-"`
 }
 
 // MaxRepoSlugLength bounds a repo slug.

@@ -37,6 +37,9 @@ type WriteCall struct {
 	// authorized.
 	Target  Target
 	Missing error
+	// SessionID is the Claude Code session the write came from, when the
+	// client said (X-Claude-Code-Session-Id); recorded with each version.
+	SessionID string
 }
 
 // Target is a write's repo and space.
@@ -118,7 +121,7 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	for round := 1; ; round++ {
 		announced := false
 		head, err := SpaceApply(ctx, w.Store, p.Org.ID, space.ID, ApplyParams{
-			Actor: Actor{UserID: p.User.ID, ClientID: call.ClientID},
+			Actor: Actor{UserID: p.User.ID, ClientID: call.ClientID, KeyID: p.Key.ID, API: call.API, SessionID: call.SessionID},
 			Plan: func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
 				changes, r, err := plan(s, heads, current)
 				res = r
@@ -167,8 +170,12 @@ func authorizeWrite(call WriteCall) error {
 // before any scan. More upserts than the entry cap can never all land
 // (every one would be live afterwards), so that is refused here too.
 func checkCall(call WriteCall, limits Limits) error {
-	if err := ValidateRepoSlug(call.Repo); err != nil {
-		return err
+	// A store created through the memory stores API has a hidden repo row
+	// whose slug is deliberately not a repo slug; its target was loaded.
+	if !call.Target.Repo.Store {
+		if err := ValidateRepoSlug(call.Repo); err != nil {
+			return err
+		}
 	}
 	if !call.Scope.Valid() {
 		return Errorf(EInvalid, "scope must be team or personal")

@@ -144,6 +144,39 @@ type Store interface {
 	// many it removed.
 	TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error)
 
+	// MemoryStoreGet returns the store whose space has UID uid (ENotFound
+	// when the org has none). Visibility (another user's personal space)
+	// is the caller's to check.
+	MemoryStoreGet(ctx context.Context, orgID int64, uid string) (MemoryStore, error)
+	// MemoryStoreList lists the stores f lets its user see, in space id
+	// order: every existing team space, every API store and the user's own
+	// personal spaces.
+	MemoryStoreList(ctx context.Context, orgID int64, f MemoryStoreFilter) ([]MemoryStore, error)
+	// MemoryStoreCreate creates an API store: a hidden repo row, its empty
+	// team space and the store's fields, in one transaction.
+	MemoryStoreCreate(ctx context.Context, orgID int64, p MemoryStoreCreateParams) (MemoryStore, error)
+	// MemoryStoreUpdate changes an API store's fields (ENotFound when the
+	// space is not one).
+	MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p MemoryStoreUpdateParams) (MemoryStore, error)
+	// MemoryStoreDelete deletes an API store with its memories and history,
+	// then scrubs as HistoryScrub does (ENotFound when the space is not one).
+	MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
+	// MemoriesList returns a page of a space's live entries, in key byte
+	// order, as f says.
+	MemoriesList(ctx context.Context, orgID, spaceID int64, f MemoryFilter) ([]Entry, error)
+	// MemoriesEach calls fn for each live entry of a space in key byte
+	// order, as of one point in time, without holding them all; it returns
+	// the head of that point. An error from fn stops it and is returned.
+	MemoriesEach(ctx context.Context, orgID, spaceID int64, withContent bool, fn func(Space, Entry) error) (Space, error)
+	// MemoryGet returns the live entry with a memory id, with content
+	// (ENotFound for missing or deleted memories).
+	MemoryGet(ctx context.Context, orgID, spaceID int64, memoryID string) (Entry, error)
+	// MemoryVersionsList pages a space's versions, newest first.
+	MemoryVersionsList(ctx context.Context, orgID, spaceID int64, f MemoryVersionFilter) ([]EntryVersion, error)
+	// MemoryVersionGet returns one version row of a space by row id, with
+	// content (ENotFound when the space has no such row).
+	MemoryVersionGet(ctx context.Context, orgID, spaceID, rowID int64) (EntryVersion, error)
+
 	// AuditAppend adds an event to an org's audit log.
 	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error
 	// AuditList pages an org's audit log, newest first.

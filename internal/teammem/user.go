@@ -49,4 +49,10 @@ func ValidateHandle(h string) error {
 type Actor struct {
 	UserID   int64
 	ClientID string // free-form client identifier (User-Agent or X-Teammem-Client), truncated
+	// KeyID, API and SessionID are the provenance each version records:
+	// the API key used, the dialect and the Claude Code session id (when
+	// the client sent X-Claude-Code-Session-Id).
+	KeyID     string
+	API       string
+	SessionID string
 }

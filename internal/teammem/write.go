@@ -21,6 +21,10 @@ type WriteRequest struct {
 	// DeleteAll deletes every entry live when the write takes the space's
 	// lock (deleting a space), besides Deletes.
 	DeleteAll bool
+	// Explicit marks upserts a client asked for one by one, knowing the
+	// space (a memory stores create or update): exempt from the tombstone
+	// rule, which guards against whole-mirror re-uploads of stale copies.
+	Explicit bool
 }
 
 // Upsert writes one entry. Base, when not nil, is the checksum the writer
@@ -31,6 +35,9 @@ type Upsert struct {
 	Key     string
 	Content string
 	Base    *string
+	// MemoryID, when set, is the memory id the entry takes: a rename
+	// carries the old key's id (see EntryChange.MemoryID).
+	MemoryID string
 }
 
 // Delete removes one entry, leaving a tombstone. Base works as for Upsert.
@@ -163,7 +170,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 		switch {
 		case exists && !head.Deleted && head.Checksum == sum:
 			continue // no-op
-		case exists && head.Deleted && head.Checksum == sum && !req.Restore &&
+		case exists && head.Deleted && head.Checksum == sum && !req.Restore && !req.Explicit &&
 			in.Now.Sub(head.UpdatedAt) < in.TombstoneRetention:
 			res.SkippedTombstoned = append(res.SkippedTombstoned, u.Key)
 			continue
@@ -178,7 +185,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 				continue
 			}
 		}
-		changes = append(changes, EntryChange{Key: u.Key, Op: op, Content: u.Content})
+		changes = append(changes, EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID})
 		res.Written = append(res.Written, u.Key)
 	}
 	if len(rejected) > 0 {
@@ -307,12 +314,15 @@ func ApplyChanges(heads map[string]Entry, changes []EntryChange, version int64, 
 	}
 	for _, c := range changes {
 		e := Entry{Key: c.Key, Version: version, AuthorID: actor.UserID, ClientID: actor.ClientID, UpdatedAt: now}
+		head, had := heads[c.Key]
 		if c.Op == OpDelete {
 			e.Deleted = true
-			e.Checksum = heads[c.Key].Checksum
+			e.Checksum = head.Checksum
+			e.MemoryID = head.MemoryID
 		} else {
 			e.Checksum = EntryChecksum(c.Content)
 			e.Size = len(c.Content)
+			e.MemoryID = memoryIDOf(c, head, had)
 		}
 		out[c.Key] = e
 	}
@@ -330,4 +340,18 @@ func Summarize(heads map[string]Entry) (checksum string, count int, bytes int64)
 		}
 	}
 	return sortedSpaceChecksum(live, func(k string) string { return heads[k].Checksum }), len(live), bytes
+}
+
+// memoryIDOf is the memory id a written entry takes: the one the change
+// carries (a rename), else the live entry's, else a new one (a new key, or
+// one written again after its delete).
+func memoryIDOf(c EntryChange, head Entry, had bool) string {
+	switch {
+	case c.MemoryID != "":
+		return c.MemoryID
+	case had && !head.Deleted && head.MemoryID != "":
+		return head.MemoryID
+	default:
+		return NewMemoryID()
+	}
 }

@@ -6,8 +6,10 @@ package telemetry
 // and so that Prometheus sees a counter's first increment as one (a series
 // that appears at 1 has increased by nothing as far as increase() knows).
 var (
-	// apiLabels are the api label values: the Claude Code route and /v1.
-	apiLabels = []string{"claude_code", "v1"}
+	// apiLabels are the api label values: the Claude Code route, /v1 and
+	// the two memory store dialects (Anthropic's public API, Claude Code's
+	// memory service).
+	apiLabels = []string{"claude_code", "v1", "memory_stores", "claude_code_memory"}
 	// pullOutcomeLabels are the outcomes of teammem_pulls_total.
 	pullOutcomeLabels = []string{"ok", "not_modified", "empty", "error"}
 	// pushOutcomeLabels are the outcomes of teammem_pushes_total.

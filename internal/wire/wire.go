@@ -49,6 +49,10 @@ type Snapshot struct {
 	// uses it (when lower than its own cap) to refuse oversized entries
 	// before writing them; 0 from an older server means "not announced".
 	MaxEntryBytes int `json:"max_entry_bytes"`
+	// MemoryStoreID is the space's id as a memory store ("memstore_…"),
+	// absent while the space does not exist: the store path Claude Code's
+	// native sync is given is /v1/memory_stores/<it>.
+	MemoryStoreID string `json:"memory_store_id,omitempty"`
 	// Entries is nil (absent) for view=head and a list, possibly empty,
 	// otherwise.
 	Entries *[]Entry `json:"entries,omitempty"`

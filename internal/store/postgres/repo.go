@@ -8,11 +8,11 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-const repoColumns = `id, org_id, slug, created_at`
+const repoColumns = `id, org_id, slug, created_at, store`
 
 func scanRepo(row pgx.Row) (teammem.Repo, error) {
 	var r teammem.Repo
-	if err := row.Scan(&r.ID, &r.OrgID, &r.Slug, &r.CreatedAt); err != nil {
+	if err := row.Scan(&r.ID, &r.OrgID, &r.Slug, &r.CreatedAt, &r.Store); err != nil {
 		return r, interpret(err)
 	}
 	return r, nil
@@ -42,7 +42,7 @@ func (db *DB) RepoList(ctx context.Context, orgID int64) ([]teammem.RepoSummary,
 			coalesce(s.id, 0), coalesce(s.version, 0), coalesce(s.checksum, ''), coalesce(s.entry_count, 0),
 			coalesce(s.total_bytes, 0), coalesce(s.updated_at, r.created_at)
 		FROM repos r LEFT JOIN spaces s ON s.org_id = r.org_id AND s.repo_id = r.id AND s.scope = 'team'
-		WHERE r.org_id = $1 ORDER BY r.slug COLLATE "C"`, orgID)
+		WHERE r.org_id = $1 AND NOT r.store ORDER BY r.slug COLLATE "C"`, orgID)
 	return collect(rows, err, func(row pgx.Row) (teammem.RepoSummary, error) {
 		var s teammem.RepoSummary
 		if err := row.Scan(&s.ID, &s.OrgID, &s.Slug, &s.CreatedAt, &s.Team.ID, &s.Team.Version, &s.Team.Checksum,

@@ -11,12 +11,12 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at`
+const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id`
 
 func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
 	var e teammem.Entry
 	var updated int64
-	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated}, extra...)
+	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated, &e.MemoryID}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return e, interpret(err)
 	}
@@ -25,7 +25,7 @@ func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
 }
 
 // headsSQL reads every entry head of a space.
-const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at
+const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id
 		FROM entries e WHERE e.org_id = ? AND e.space_id = ?`
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
@@ -108,14 +108,16 @@ func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]t
 // versionColumns are a version's columns; the redactor's handle comes from
 // a subquery so that the version queries keep a single join.
 const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at,
-	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), '')`
+	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), ''),
+	v.id, v.memory_id, v.api_key_id, v.api, v.session_id, coalesce(v.author_id, 0), v.space_id`
 
 func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
 	var created int64
 	var redacted sql.NullInt64
 	if err := row.Scan(append([]any{&v.Key, &v.Version, &v.Op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &created,
-		&redacted, &v.RedactedBy}, extra...)...); err != nil {
+		&redacted, &v.RedactedBy,
+		&v.ID, &v.MemoryID, &v.KeyID, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
 	v.CreatedAt = fromMicros(created)

@@ -9,7 +9,7 @@ import (
 func scanRepo(row rowScanner) (teammem.Repo, error) {
 	var r teammem.Repo
 	var created int64
-	if err := row.Scan(&r.ID, &r.OrgID, &r.Slug, &created); err != nil {
+	if err := row.Scan(&r.ID, &r.OrgID, &r.Slug, &created, &r.Store); err != nil {
 		return r, interpret(err)
 	}
 	r.CreatedAt = fromMicros(created)
@@ -18,7 +18,7 @@ func scanRepo(row rowScanner) (teammem.Repo, error) {
 
 // RepoGet returns a repo by slug.
 func (db *DB) RepoGet(ctx context.Context, orgID int64, slug string) (teammem.Repo, error) {
-	return scanRepo(db.queryRow(ctx, `SELECT id, org_id, slug, created_at FROM repos WHERE org_id = ? AND slug = ?`, orgID, slug))
+	return scanRepo(db.queryRow(ctx, `SELECT id, org_id, slug, created_at, store FROM repos WHERE org_id = ? AND slug = ?`, orgID, slug))
 }
 
 // RepoEnsure returns a repo by slug, creating it when missing.
@@ -27,7 +27,7 @@ func (db *DB) RepoEnsure(ctx context.Context, orgID int64, slug string) (teammem
 		return r, err
 	}
 	return scanRepo(db.w.QueryRowContext(ctx, `INSERT INTO repos (org_id, slug, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (org_id, slug) DO UPDATE SET slug = excluded.slug RETURNING id, org_id, slug, created_at`, orgID, slug, micros(now())))
+		ON CONFLICT (org_id, slug) DO UPDATE SET slug = excluded.slug RETURNING id, org_id, slug, created_at, store`, orgID, slug, micros(now())))
 }
 
 // RepoList lists an org's repos with their team space heads.
@@ -36,7 +36,7 @@ func (db *DB) RepoList(ctx context.Context, orgID int64) ([]teammem.RepoSummary,
 			coalesce(s.id, 0), coalesce(s.version, 0), coalesce(s.checksum, ''), coalesce(s.entry_count, 0),
 			coalesce(s.total_bytes, 0), coalesce(s.updated_at, r.created_at)
 		FROM repos r LEFT JOIN spaces s ON s.org_id = r.org_id AND s.repo_id = r.id AND s.scope = 'team'
-		WHERE r.org_id = ? ORDER BY r.slug`, orgID)
+		WHERE r.org_id = ? AND r.store = 0 ORDER BY r.slug`, orgID)
 	if err != nil {
 		return nil, interpret(err)
 	}

@@ -70,13 +70,14 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 const (
 	selectSpaceSQL    = `SELECT ` + spaceColumns + ` FROM spaces WHERE org_id = ? AND id = ?`
 	currentContentSQL = `SELECT content FROM entries WHERE space_id = ? AND key = ? AND deleted = 0`
-	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-			client_id = excluded.client_id, updated_at = excluded.updated_at`
-	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id`
+	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
+			memory_id, api_key_id, api, session_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateHeadSQL = `UPDATE spaces SET version = ?, checksum = ?, entry_count = ?, total_bytes = ?, updated_at = ?
 		WHERE org_id = ? AND id = ?`
 )
@@ -151,11 +152,12 @@ func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem
 	author := sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
 	at := micros(head.UpdatedAt)
 	if _, err := w.stmt(ctx, upsertEntrySQL).ExecContext(ctx,
-		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at); err != nil {
+		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at, h.MemoryID); err != nil {
 		return interpret(err)
 	}
 	_, err := w.stmt(ctx, insertVersionSQL).ExecContext(ctx,
-		w.orgID, w.spaceID, c.Key, head.Version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, at)
+		w.orgID, w.spaceID, c.Key, head.Version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, at,
+		h.MemoryID, actor.KeyID, actor.API, actor.SessionID)
 	return interpret(err)
 }
 

@@ -1,0 +1,225 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// Memory stores (design §4.5): every space served as a store at
+// /v1/memory_stores/{store_id}, in two dialects on the same routes, each a
+// thin decode → core → encode layer over s.write:
+//   - Anthropic's public Memory Stores API (memstores_api.go), as the
+//     official SDKs send it: ?beta=true and an anthropic-beta header;
+//   - Claude Code's memory-service dialect (memstores_cli.go): the not_exists
+//     create precondition, the NDJSON export, the exact refusal messages
+//     its client maps to per-file notices.
+//
+// Both answer errors in Anthropic's envelope, which the Claude Code client
+// parses too. Their memory shapes are the same: the client's schemas are
+// loose and ignore the public API's extra fields.
+
+// memstoreDialect names the dialect of a request for metrics and audit: the
+// public API when the client says it speaks the beta (?beta=true, which the
+// SDKs always add, or an anthropic-beta header naming a memory or managed
+// agents beta), else Claude Code's memory service, whose client sends
+// neither (reference §3). Features only one dialect has (the export, the
+// not_exists precondition) count as Claude Code's whatever the headers say.
+func memstoreDialect(r *http.Request) string {
+	if r.URL.Query().Get("beta") == "true" {
+		return apiMemoryStores
+	}
+	for _, v := range r.Header.Values("anthropic-beta") {
+		if strings.Contains(v, "agent-memory") || strings.Contains(v, "managed-agents") {
+			return apiMemoryStores
+		}
+	}
+	return apiClaudeCodeMemory
+}
+
+// storeReq is a resolved request on one store.
+type storeReq struct {
+	p     teammem.Principal
+	store teammem.MemoryStore
+	api   string
+}
+
+// resolveStore loads the store the path names and authorizes the caller:
+// a key sees its org's team spaces and API stores and its own personal
+// spaces; anything else does not exist as far as it can tell.
+func (s *Server) resolveStore(r *http.Request, write bool) (*storeReq, error) {
+	p := principal(r)
+	id := chi.URLParam(r, "store_id")
+	notFound := teammem.Errorf(teammem.ENotFound, "memory store %s not found", truncateID(id))
+	uid, ok := teammem.StoreUID(id)
+	if !ok {
+		return nil, notFound
+	}
+	m, err := s.store.MemoryStoreGet(r.Context(), p.Org.ID, uid)
+	switch {
+	case teammem.ErrorCode(err) == teammem.ENotFound:
+		return nil, notFound
+	case err != nil:
+		return nil, err
+	case m.Space.Scope == teammem.ScopePersonal && m.Space.UserID != p.User.ID:
+		return nil, notFound
+	}
+	if err := authorize(p, scopeAction(m.Space.Scope, false), false); err != nil {
+		return nil, notFound // a viewer cannot see personal stores at all
+	}
+	if write {
+		if err := authorize(p, scopeAction(m.Space.Scope, true), true); err != nil {
+			return nil, err
+		}
+	}
+	return &storeReq{p: p, store: m, api: memstoreDialect(r)}, nil
+}
+
+// truncateID bounds an id echoed in a message.
+func truncateID(id string) string {
+	if len(id) > 80 {
+		id = id[:80] + "…"
+	}
+	return strings.ToValidUTF8(id, "?")
+}
+
+// storeWrite commits req to the store through the one write path, with
+// the dialect's rules around it: archived stores refuse every write; a
+// secret the org's policy would skip is refused instead (a client told
+// "saved" would never retry, nor warn its user).
+func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
+	if sr.store.Archived() {
+		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+	}
+	req.Explicit = true
+	call := writeCall(r, sr.p, sr.api, sr.store.Repo.Slug, sr.store.Space.Scope, req)
+	call.Target = teammem.Target{Repo: sr.store.Repo, Space: sr.store.Space}
+	call.SessionID = sessionID(r)
+	res, err := s.write(r.Context(), call)
+	if err != nil {
+		return res, storeWriteError(err)
+	}
+	if len(res.SkippedSecrets) > 0 {
+		return res, teammem.Errorf(teammem.ESecretDetected, teammem.MsgContentSecret).
+			WithDetails(map[string]any{"rule_ids": teammem.RuleIDs(res.SkippedSecrets)})
+	}
+	return res, nil
+}
+
+// sessionID is the Claude Code session a request says it comes from.
+func sessionID(r *http.Request) string {
+	v := strings.TrimSpace(r.Header.Get("X-Claude-Code-Session-Id"))
+	if len(v) > 128 {
+		v = v[:128]
+	}
+	return strings.ToValidUTF8(v, "")
+}
+
+// storeWriteError turns the write path's refusals into the messages the
+// Claude Code client maps (reference §8).
+func storeWriteError(err error) error {
+	var te *teammem.Error
+	if !errors.As(err, &te) {
+		return err
+	}
+	switch te.Details["error_code"] {
+	case "team_memory_too_many_entries":
+		return teammem.Errorf(teammem.ETooLarge, teammem.MsgStoreFullCount).WithDetails(te.Details)
+	case "team_memory_entry_too_large":
+		if max, _ := te.Details["max_entry_bytes"].(int); max > 0 && max < teammem.MaxMemoryBytes {
+			return teammem.Errorf(teammem.ETooLarge, "content must be at most %d bytes", max).WithDetails(te.Details)
+		}
+		return teammem.Errorf(teammem.ETooLarge, teammem.MsgContentTooLarge).WithDetails(te.Details)
+	case "team_memory_secret_detected":
+		return teammem.Errorf(teammem.ESecretDetected, teammem.MsgContentSecret)
+	}
+	return err
+}
+
+// conflictAt is the 409 of a write whose path is taken (or whose
+// precondition no longer holds), naming what holds it as Claude Code's
+// client reads it: error.conflicting_path and error.conflicting_memory_id.
+func (s *Server) conflictAt(ctx context.Context, sr *storeReq, key, msg string) error {
+	details := map[string]any{"conflicting_path": teammem.MemoryPath(key)}
+	if e, err := s.store.EntryGet(ctx, sr.p.Org.ID, sr.store.Space.ID, key); err == nil {
+		details["conflicting_memory_id"] = e.MemoryID
+	}
+	return teammem.Errorf(teammem.EConflict, "%s", msg).WithDetails(details)
+}
+
+// createConflict explains a failed create: the path exists (a 409 naming
+// it), or a file-vs-directory clash with another path (a 409 naming that
+// one, which the client reads as a clash it cannot adopt).
+func (s *Server) createConflict(ctx context.Context, sr *storeReq, key string, err error) error {
+	var te *teammem.Error
+	if !errors.As(err, &te) {
+		return err
+	}
+	switch {
+	case te.Code == teammem.EConflict:
+		return s.conflictAt(ctx, sr, key, "a memory already exists at path "+teammem.MemoryPath(key))
+	case te.Code == teammem.EInvalid && te.Details["conflicts_with"] != nil:
+		other, _ := te.Details["conflicts_with"].(string)
+		return s.conflictAt(ctx, sr, other, "path "+teammem.MemoryPath(key)+" clashes with "+teammem.MemoryPath(other)+" (a file and a directory cannot share a path)")
+	}
+	return err
+}
+
+// queryInt parses an optional integer query parameter within [min, max].
+func queryInt(r *http.Request, name string, def, min, max int) (int, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, teammem.Errorf(teammem.EInvalid, "%s must be an integer from %d to %d", name, min, max)
+	}
+	return n, nil
+}
+
+// ensureMemoryStore serves POST /v1/repos/{owner}/{name}/{scope}/memory_store:
+// the repo and space exist afterwards (by the rules of a first push: the org
+// may create repos, the role must allow writing the scope, personal is the
+// caller's own), and the answer is the space as a memory store, with its
+// repo, scope and the store path a Claude Code client is configured with.
+func (s *Server) ensureMemoryStore(w http.ResponseWriter, r *http.Request) error {
+	sr, err := s.resolveSpace(r, true)
+	if err != nil {
+		return err
+	}
+	if sr.space.ID == 0 {
+		if err := s.refuseWriteSecrets(sr, clientID(r)); err != nil {
+			return err
+		}
+		repo, err := s.store.RepoEnsure(r.Context(), sr.p.Org.ID, sr.slug)
+		if err != nil {
+			return err
+		}
+		sr.repo = repo
+		if sr.space, err = s.store.SpaceEnsure(r.Context(), sr.p.Org.ID, sr.ref()); err != nil {
+			return err
+		}
+	}
+	m, err := s.store.MemoryStoreGet(r.Context(), sr.p.Org.ID, sr.space.UID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, repoStoreObject{storeObject: storeOf(m), Repo: sr.slug, Scope: sr.scope,
+		Path: "/v1/memory_stores/" + m.ID()})
+	return nil
+}
+
+// repoStoreObject is a repo space's memory store with where it lives.
+type repoStoreObject struct {
+	storeObject
+	Repo  string        `json:"repo"`
+	Scope teammem.Scope `json:"scope"`
+	Path  string        `json:"path"`
+}

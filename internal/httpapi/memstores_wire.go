@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// The wire of the memory store dialects: Anthropic's error envelope and the
+// store, memory and version objects, field for field as the official SDK
+// (v2.15.0) decodes them.
+
+// storeErrorBody is Anthropic's error envelope.
+type storeErrorBody struct {
+	Type  string         `json:"type"` // always "error"
+	Error map[string]any `json:"error"`
+}
+
+// storeErrorTypes maps domain codes to the envelope's status and type. Size
+// refusals are 400s: Claude Code's client maps a 400 invalid_request_error
+// by its message to a per-file or per-store reason (reference §8).
+var storeErrorTypes = map[string]struct {
+	status int
+	typ    string
+}{
+	teammem.EInvalid:            {http.StatusBadRequest, "invalid_request_error"},
+	teammem.EUnauthorized:       {http.StatusUnauthorized, "authentication_error"},
+	teammem.EForbidden:          {http.StatusForbidden, "permission_error"},
+	teammem.ENotFound:           {http.StatusNotFound, "not_found_error"},
+	teammem.EGone:               {http.StatusNotFound, "not_found_error"},
+	teammem.EConflict:           {http.StatusConflict, "conflict_error"},
+	teammem.EPreconditionFailed: {http.StatusConflict, "conflict_error"},
+	teammem.ETooLarge:           {http.StatusBadRequest, "invalid_request_error"},
+	teammem.ESecretDetected:     {http.StatusBadRequest, "invalid_request_error"},
+	teammem.ERateLimited:        {http.StatusTooManyRequests, "rate_limit_error"},
+	teammem.EUnavailable:        {http.StatusServiceUnavailable, "overloaded_error"},
+	teammem.EInternal:           {http.StatusInternalServerError, "api_error"},
+}
+
+// storeHandle adapts a handler of the store routes: a returned error becomes
+// Anthropic's envelope.
+func (s *Server) storeHandle(fn handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.writeStoreError(w, r, err)
+		}
+	}
+}
+
+// writeStoreError writes err in Anthropic's envelope. A 429 or 503 always
+// carries Retry-After, so the Claude Code client backs off instead of
+// counting a permanent failure.
+func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
+	err = asTooLarge(err)
+	code := teammem.ErrorCode(err)
+	t, ok := storeErrorTypes[code]
+	if !ok {
+		t, code = storeErrorTypes[teammem.EInternal], teammem.EInternal
+	}
+	details := teammem.ErrorDetails(err)
+	if details["error_code"] == "request_too_large" {
+		t.status, t.typ = http.StatusRequestEntityTooLarge, "request_too_large"
+	}
+	if code == teammem.EInternal || code == teammem.EUnavailable {
+		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
+			slog.String("code", code), slog.String("error", err.Error()))
+	}
+	switch code {
+	case teammem.EUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="teammem"`)
+	case teammem.ERateLimited:
+		ra := "1"
+		if v, ok := details["retry_after_seconds"]; ok {
+			ra = jsonString(v)
+		}
+		w.Header().Set("Retry-After", ra)
+	case teammem.EUnavailable:
+		w.Header().Set("Retry-After", "5")
+	}
+	body := map[string]any{"type": t.typ, "message": teammem.ErrorMessage(err)}
+	for _, k := range []string{"conflicting_path", "conflicting_memory_id"} {
+		if v, ok := details[k]; ok {
+			body[k] = v
+		}
+	}
+	writeJSON(w, t.status, storeErrorBody{Type: "error", Error: body})
+}
+
+// requireStoreKey is requireKey for the store routes: refusals in
+// Anthropic's envelope.
+func (s *Server) requireStoreKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r)
+		if err != nil {
+			s.writeStoreError(w, r, err)
+			return
+		}
+		if c := reqContextOf(r.Context()); c != nil {
+			c.caller = p
+		}
+		s.metrics.InitOrg(p.Org.Slug)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// memoryObject is a memory (type "memory"); Content is null in the basic
+// view.
+type memoryObject struct {
+	Type             string    `json:"type"`
+	ID               string    `json:"id"`
+	Path             string    `json:"path"`
+	Content          *string   `json:"content"`
+	ContentSHA256    string    `json:"content_sha256"`
+	ContentSizeBytes int       `json:"content_size_bytes"`
+	MemoryStoreID    string    `json:"memory_store_id"`
+	MemoryVersionID  string    `json:"memory_version_id"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
+}
+
+// memoryPrefix is a directory in a depth-limited listing.
+type memoryPrefix struct {
+	Type string `json:"type"` // "memory_prefix"
+	Path string `json:"path"`
+}
+
+// memoryOf encodes an entry. The entry keeps no creation time of its own;
+// its last change stands in for both.
+func memoryOf(sr *storeReq, e teammem.Entry, full bool) memoryObject {
+	m := memoryObject{Type: "memory", ID: e.MemoryID, Path: teammem.MemoryPath(e.Key), ContentSHA256: teammem.ContentSHA256(e.Checksum),
+		ContentSizeBytes: e.Size, MemoryStoreID: sr.store.ID(), CreatedAt: e.UpdatedAt, UpdatedAt: e.UpdatedAt}
+	if e.VersionRowID != 0 {
+		m.MemoryVersionID = teammem.VersionID(e.VersionRowID)
+	}
+	if full {
+		c := e.Content
+		m.Content = &c
+	}
+	return m
+}
+
+// memoryPage is a page of a listing, the PageCursor shape.
+type memoryPage struct {
+	Data     []any   `json:"data"`
+	NextPage *string `json:"next_page"`
+}
+
+// deletedObject answers a delete.
+type deletedObject struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+}

@@ -1,0 +1,10 @@
+DROP TABLE memory_stores;
+DELETE FROM repos WHERE store = 1;
+ALTER TABLE repos DROP COLUMN store;
+DROP INDEX entry_versions_memory;
+ALTER TABLE entry_versions DROP COLUMN session_id;
+ALTER TABLE entry_versions DROP COLUMN api;
+ALTER TABLE entry_versions DROP COLUMN api_key_id;
+ALTER TABLE entry_versions DROP COLUMN memory_id;
+DROP INDEX entries_memory;
+ALTER TABLE entries DROP COLUMN memory_id;
