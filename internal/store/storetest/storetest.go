@@ -48,6 +48,8 @@ func Run(t *testing.T, open Opener) {
 		"VersionsPurgeCount":  testVersionsPurgeByCount,
 		"VersionRedact":       testVersionRedact,
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
+		"ConsoleSessions":     testConsoleSessions,
+		"ConsoleOverview":     testConsoleOverview,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
