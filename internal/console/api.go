@@ -72,8 +72,6 @@ func entryPath(repo, key string) string {
 	return spacePath(repo) + "/entries/" + strings.Join(segs, "/")
 }
 
-func queryEscape(s string) string { return url.QueryEscape(s) }
-
 // entryURL is the console page of an entry.
 func entryURL(repo, key, extra string) string {
 	return "/ui/entry?repo=" + url.QueryEscape(repo) + "&key=" + url.QueryEscape(key) + extra

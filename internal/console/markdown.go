@@ -19,8 +19,8 @@ import (
 // Memory content is hostile input: anyone who can write a team memory can
 // put anything in it. The renderer never emits raw HTML (goldmark's
 // default: it is replaced by a comment), has no attribute syntax, and the
-// link guard below lets only http, https and mailto links and http(s)
-// images through; relative links to other memory files become links to
+// link guard below lets only http, https and mailto links through and
+// shows no image at all; relative links to other memory files become links to
 // their console page. The page's Content-Security-Policy forbids script
 // and remote images besides.
 
@@ -60,9 +60,9 @@ func (g linkGuard) Transform(doc *ast.Document, reader text.Reader, _ parser.Con
 			}
 			l.Destination = []byte(dest)
 		case *ast.Image:
-			if !webURL(html.UnescapeString(string(l.Destination))) {
-				unsafe = append(unsafe, n)
-			}
+			// Never shown: a remote image in a memory file is a beacon
+			// that tells its author who reads it, and when.
+			unsafe = append(unsafe, l)
 		case *ast.AutoLink:
 			if u := string(l.URL(src)); !webURL(u) && !strings.HasPrefix(strings.ToLower(u), "mailto:") && l.AutoLinkType != ast.AutoLinkEmail {
 				unsafe = append(unsafe, n)

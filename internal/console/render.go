@@ -59,7 +59,6 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"bytes": func(n any) string { return teammem.FormatFileSize(toInt(n)) },
-	"q":     queryEscape,
 	"treeArgs": func(repo string, nodes []*treeNode) any {
 		return struct {
 			Repo  string

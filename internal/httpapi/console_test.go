@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/teammem/teammem/internal/console"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -227,4 +229,23 @@ func mustJSON(t *testing.T, b []byte, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("not JSON: %v: %s", err, b)
 	}
+}
+
+func TestConsoleLoginLinkWorksOnce(t *testing.T) {
+	t.Parallel()
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newV1Env(t, st, nil)
+		token, hash := console.NewLoginLink()
+		link := teammem.LoginLink{TokenHash: hash, KeyHash: teammem.HashKey(e.keys[teammem.RoleAdmin]), ExpiresAt: time.Now().Add(time.Minute)}
+		if err := st.(teammem.ConsoleStore).LoginLinkCreate(t.Context(), e.org.ID, link); err != nil {
+			t.Fatal(err)
+		}
+		c := e.ui(t)
+		c.get("/ui/link?token="+token).want(t, http.StatusOK)
+		c.post("/ui/link", "csrf", c.csrf, "link", token).want(t, http.StatusSeeOther)
+		c.get("/ui/").want(t, http.StatusOK)
+		again := e.ui(t)
+		again.get("/ui/link?token=" + token)
+		again.post("/ui/link", "csrf", again.csrf, "link", token).want(t, http.StatusUnauthorized)
+	})
 }
