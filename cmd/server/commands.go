@@ -252,7 +252,7 @@ func adminCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
 	createKey.Flags().DurationVar(&expiresIn, "expires-in", 0, "expire the key after this long (e.g. 720h); 0 never")
 	_ = createKey.MarkFlagRequired("user")
 
-	admin.AddCommand(createOrg, createUser, createKey)
+	admin.AddCommand(createOrg, createUser, createKey, loginLinkCmd(withStore, stdout))
 	return admin
 }
 

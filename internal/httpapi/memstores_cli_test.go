@@ -154,7 +154,7 @@ func TestClaudeCodeMemoryDialect(t *testing.T) {
 		items := d["data"].([]any)
 		if len(items) != 2 || items[0].(map[string]any)["type"] != "memory_prefix" || items[0].(map[string]any)["path"] != "/notes/" ||
 			items[1].(map[string]any)["path"] != "/top.md" {
-			t.Fatalf("depth=1 = %s", mustJSON(d))
+			t.Fatalf("depth=1 = %s", jsonString(d))
 		}
 		// E7 with a stale sha → 409; then the right one.
 		e.do("DELETE", p+"/memories/"+id+"?expected_content_sha256="+sha("hello\n"), key, nil, cliHeaders...).want(t, 409)
@@ -213,7 +213,7 @@ func TestClaudeCodeMemoryStoreFull(t *testing.T) {
 	}
 }
 
-func mustJSON(v any) string {
+func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }

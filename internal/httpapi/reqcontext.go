@@ -26,6 +26,10 @@ type reqContext struct {
 	// caller is set by requireKey, in the request's goroutine, before any
 	// handler runs; read-only afterwards.
 	caller teammem.Principal
+	// inProcess marks a request the console made through the router
+	// (consoleBackend.Call) with caller already set: requireKey takes the
+	// caller as authenticated. Only that code sets it.
+	inProcess bool
 	// pushCounted is set by recordWrite: the request's write is in the
 	// push metrics, and limitBody must not count it again.
 	pushCounted bool

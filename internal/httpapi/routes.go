@@ -25,6 +25,12 @@ func (s *Server) routes() chi.Router {
 	})
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
+	// The web console (HTML, not part of the API spec): its pages call the
+	// /v1 routes below in process (internal/console).
+	if ui := s.newConsole(); ui != nil {
+		r.Get("/ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusMovedPermanently) })
+		r.Mount("/ui/", ui)
+	}
 	if s.cfg.MetricsToken != "" {
 		r.Method(http.MethodGet, "/metrics", s.metricsOnAPI())
 	}

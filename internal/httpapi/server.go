@@ -184,6 +184,9 @@ type Route struct{ Method, Path string }
 func (s *Server) Routes() ([]Route, error) {
 	var out []Route
 	err := chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		if route == "/ui" || strings.HasPrefix(route, "/ui/") {
+			return nil // the console's HTML pages are not API routes
+		}
 		out = append(out, Route{Method: method, Path: route})
 		return nil
 	})

@@ -50,6 +50,8 @@ func Run(t *testing.T, open Opener) {
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryStores":        testMemoryStores,
+		"ConsoleSessions":     testConsoleSessions,
+		"ConsoleOverview":     testConsoleOverview,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

@@ -1,0 +1,244 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// Cookie names. Both are HttpOnly, SameSite=Strict, scoped to /ui/ and
+// Secure when the request came over TLS.
+const (
+	sessionCookie = "teammem_session"
+	// loginCookie holds the token the sign-in forms carry before there is
+	// a session (double submit), so a page elsewhere cannot sign a browser
+	// in with the attacker's key.
+	loginCookie = "teammem_login"
+)
+
+// maxFormBytes caps a console form.
+const maxFormBytes = 1 << 20
+
+// viewer is the signed-in caller of one request.
+type viewer struct {
+	p    teammem.Principal
+	sess teammem.ConsoleSession
+}
+
+// can reports whether the viewer may do a (a change when write).
+func (v *viewer) can(a teammem.Action, write bool) bool {
+	return teammem.Authorize(v.p, a, write) == nil
+}
+
+// pageFunc is a console handler for a signed-in viewer.
+type pageFunc func(w http.ResponseWriter, r *http.Request, v *viewer) error
+
+// page adapts a pageFunc: it finds the session (or sends the browser to
+// sign in), checks the CSRF token of a POST, and renders a returned error.
+func (c *Console) page(fn pageFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, why := c.session(r)
+		if v == nil {
+			clearCookie(w, r, sessionCookie)
+			if r.Method == http.MethodPost {
+				c.renderError(w, r, nil, http.StatusForbidden, "You are signed out ("+why+"); sign in again.")
+				return
+			}
+			http.Redirect(w, r, "/ui/login?why="+why, http.StatusSeeOther)
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+			if !sameOrigin(r) || !tokenEqual(r.PostFormValue("csrf"), v.sess.CSRF) {
+				c.renderError(w, r, v, http.StatusForbidden, "This form's CSRF token is missing or wrong: reload the page and try again.")
+				return
+			}
+		}
+		if err := fn(w, r, v); err != nil {
+			c.fail(w, r, v, err)
+		}
+	}
+}
+
+// session returns the request's viewer, or nil and why there is none
+// (a code of signedOutReasons). The key is looked up afresh every time, so
+// revoking it or disabling its user ends the session at its next request.
+func (c *Console) session(r *http.Request) (*viewer, string) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil || ck.Value == "" {
+		return nil, "none"
+	}
+	s, err := c.cfg.Sessions.ConsoleSessionGet(r.Context(), hashToken(ck.Value), c.now())
+	if err != nil {
+		return nil, "expired"
+	}
+	p, err := c.cfg.Backend.Principal(r.Context(), s.KeyHash)
+	if err != nil || p.Org.ID != s.OrgID {
+		_ = c.cfg.Sessions.ConsoleSessionDelete(r.Context(), s.IDHash, c.now())
+		return nil, "revoked"
+	}
+	return &viewer{p: p, sess: s}, ""
+}
+
+// signedOutReasons words the why= of the sign-in page; anything else
+// shows nothing, so a link cannot put words on the page.
+var signedOutReasons = map[string]string{
+	"expired": "Your session expired.",
+	"revoked": "You were signed out: the key of this session was revoked or expired, or its user or org was disabled.",
+	"out":     "You are signed out.",
+}
+
+// startSession opens a session for the key with hash keyHash and sets its
+// cookie.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, keyHash []byte) error {
+	p, err := c.cfg.Backend.Principal(r.Context(), keyHash)
+	if err != nil {
+		return err
+	}
+	now := c.now().UTC().Truncate(time.Microsecond)
+	expires := now.Add(c.cfg.SessionTTL)
+	if k := p.Key.ExpiresAt; k != nil && k.Before(expires) {
+		expires = k.UTC()
+	}
+	id := randomToken()
+	s := teammem.ConsoleSession{IDHash: hashToken(id), OrgID: p.Org.ID, KeyHash: keyHash, CSRF: randomToken(), CreatedAt: now, ExpiresAt: expires}
+	if err := c.cfg.Sessions.ConsoleSessionCreate(r.Context(), p.Org.ID, s); err != nil {
+		return err
+	}
+	_ = c.cfg.Store.AuditAppend(r.Context(), p.Org.ID, teammem.AuditEvent{ActorID: p.User.ID, Action: "console.sign_in", Target: p.Key.ID,
+		Details: map[string]any{"key": p.Key.Name}})
+	setCookie(w, r, sessionCookie, id, expires)
+	clearCookie(w, r, loginCookie)
+	return nil
+}
+
+// getLogin serves the sign-in form.
+func (c *Console) getLogin(w http.ResponseWriter, r *http.Request) {
+	if v, _ := c.session(r); v != nil {
+		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		return
+	}
+	c.renderLogin(w, r, http.StatusOK, signedOutReasons[r.URL.Query().Get("why")])
+}
+
+func (c *Console) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	tok := randomToken()
+	setCookie(w, r, loginCookie, tok, c.now().Add(time.Hour))
+	c.render(w, r, nil, status, "login", "Sign in", struct{ Message, Token string }{msg, tok})
+}
+
+// postLogin signs in with an API key typed into the form.
+func (c *Console) postLogin(w http.ResponseWriter, r *http.Request) {
+	if !c.loginTokenOK(w, r) {
+		return
+	}
+	key := strings.TrimSpace(r.PostFormValue("key"))
+	if key == "" {
+		c.renderLogin(w, r, http.StatusBadRequest, "Enter an API key.")
+		return
+	}
+	if err := c.startSession(w, r, teammem.HashKey(key)); err != nil {
+		c.renderLogin(w, r, c.cfg.Backend.Status(err), "Sign-in refused: "+teammem.ErrorMessage(err)+".")
+		return
+	}
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+// getLink shows the button that redeems a login link. Redeeming takes a
+// POST, so that a link preview or prefetch does not use it up.
+func (c *Console) getLink(w http.ResponseWriter, r *http.Request) {
+	tok := randomToken()
+	setCookie(w, r, loginCookie, tok, c.now().Add(time.Hour))
+	c.render(w, r, nil, http.StatusOK, "link", "Sign in with a link", struct{ Link, Token string }{r.URL.Query().Get("token"), tok})
+}
+
+// postLink redeems a one-time login link.
+func (c *Console) postLink(w http.ResponseWriter, r *http.Request) {
+	if !c.loginTokenOK(w, r) {
+		return
+	}
+	l, err := c.cfg.Sessions.LoginLinkRedeem(r.Context(), hashToken(r.PostFormValue("link")), c.now())
+	if err == nil {
+		err = c.startSession(w, r, l.KeyHash)
+	}
+	if err != nil {
+		c.renderLogin(w, r, http.StatusUnauthorized, "This login link is not valid: it was used already, expired, or its key was revoked.")
+		return
+	}
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+}
+
+// loginTokenOK checks the double-submitted token of a sign-in form and
+// answers 403 when it does not hold.
+func (c *Console) loginTokenOK(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	ck, err := r.Cookie(loginCookie)
+	if err != nil || !sameOrigin(r) || !tokenEqual(r.PostFormValue("csrf"), ck.Value) {
+		c.renderError(w, r, nil, http.StatusForbidden, "This form's CSRF token is missing or wrong: reload the sign-in page and try again.")
+		return false
+	}
+	return true
+}
+
+// postLogout ends the session.
+func (c *Console) postLogout(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	_ = c.cfg.Sessions.ConsoleSessionDelete(r.Context(), v.sess.IDHash, c.now())
+	clearCookie(w, r, sessionCookie)
+	http.Redirect(w, r, "/ui/login?why=out", http.StatusSeeOther)
+	return nil
+}
+
+// sameOrigin reports whether a POST's Origin (when the browser sent one)
+// is this server, a second line behind the CSRF token.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	return o == scheme+r.Host
+}
+
+func tokenEqual(got, want string) bool {
+	return got != "" && want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hashToken is the stored form of a session id or link token.
+func hashToken(t string) []byte {
+	h := sha256.Sum256([]byte(t))
+	return h[:]
+}
+
+// NewLoginLink returns a fresh login link token and its stored form.
+func NewLoginLink() (token string, hash []byte) {
+	t := randomToken()
+	return t, hashToken(t)
+}
+
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, expires time.Time) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/ui/", Expires: expires, HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+}
+
+func clearCookie(w http.ResponseWriter, r *http.Request, name string) {
+	if _, err := r.Cookie(name); err != nil {
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/ui/", MaxAge: -1, HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+}

@@ -1,0 +1,231 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// chromiumPath finds the distribution's Chromium (scripts/test installs
+// the Debian package). Without one the browser test is skipped, with its
+// reason, except under CI=true, where it fails.
+func chromiumPath(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium found (apt-get install chromium); CI requires the console's browser test")
+	}
+	t.Skip("SKIP(console browser): no Chromium found; install the chromium package to run the console's browser test")
+	return ""
+}
+
+// screenshotDir is where the browser test writes a PNG of every page:
+// $TEAMMEM_SCREENSHOTS, else teammem-console-screenshots in the temp dir.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("TEAMMEM_SCREENSHOTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "teammem-console-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("console screenshots in %s", dir)
+	return dir
+}
+
+// TestConsoleInBrowser drives the console in a real headless Chromium:
+// sign in, browse a space, open an entry, diff two versions, restore,
+// redact, change a setting; hostile memory content renders inert; a form
+// without its CSRF token is refused; revoking the key signs the session out.
+func TestConsoleInBrowser(t *testing.T) {
+	exe := chromiumPath(t)
+	shots := screenshotDir(t)
+	e := newV1Env(t, MustOpenStore(t), nil)
+	member := e.keys[teammem.RoleMember]
+	put := func(key, content string) {
+		e.do("PUT", "/v1/repos/acme/webapp/team/entries/"+key, member, content).want(t, http.StatusOK)
+	}
+	put("MEMORY.md", "- [Testing](testing/flaky.md) — which tests flake and why\n- [Deploys](deploys.md) — how we ship\n")
+	put("testing/flaky.md", "---\nname: Flaky tests\ndescription: which tests flake and why\ntype: project\n---\n# Flaky tests\n\n- `TestUpload` times out on CI under load.\n")
+	put("testing/flaky.md", "---\nname: Flaky tests\ndescription: which tests flake and why\ntype: project\n---\n# Flaky tests\n\n- `TestUpload` times out on CI under load; retry once.\n- `TestLogin` needs the clock fixed.\n")
+	put("testing/flaky.md", "---\nname: Flaky tests\ndescription: which tests flake and why\ntype: project\n---\n# Flaky tests\n\n- `TestUpload` is fixed (see #412).\n- `TestLogin` needs the clock fixed.\n- **Never** run the e2e suite in parallel.\n")
+	put("deploys.md", "---\nname: Deploys\ndescription: how we ship\ntype: reference\n---\nDeploys go out from `main` at 10:00 and 15:00 UTC. See [the runbook](https://example.com/runbook).\n")
+	put("evil.md", "---\nname: Evil\ndescription: hostile content\ntype: feedback\n---\n<script>window.pwned=1;alert('script')</script>\n\n<img src=x onerror=\"window.pwned=2;alert('img')\">\n\n"+
+		"[click me](javascript:window.pwned=3) [encoded](&#106;avascript:alert(4)) [data](data:text/html;base64,PHNjcmlwdD5hbGVydCg1KTwvc2NyaXB0Pg==) "+
+		"[spaced](<java\tscript:alert(6)>) ![pixel](https://tracker.example/p.png) <a href=\"javascript:alert(7)\">raw</a>\n")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+			t.Fatalf("%s: %v; the page:\n%s", step, err, body)
+		}
+	}
+	if err := chromedp.Do(ctx); err != nil { // starts the browser, which lives as long as ctx
+		t.Fatalf("start Chromium: %v", err)
+	}
+	var mu sync.Mutex
+	dialogs := 0
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			mu.Lock()
+			dialogs++
+			mu.Unlock()
+			t.Errorf("a script ran and opened a dialog: %q", d.Message)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eval := func(step, expr string) any {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		return v
+	}
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(step, sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		return s
+	}
+	wantText := func(step, sel string, wants ...string) {
+		t.Helper()
+		got := text(step, sel)
+		for _, w := range wants {
+			if !strings.Contains(got, w) {
+				t.Fatalf("%s: %s shows %q, want it to contain %q", step, sel, got, w)
+			}
+		}
+	}
+
+	// Sign in with the admin's key.
+	run("open sign-in", chromedp.Navigate(e.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#key")))
+	shot("01-sign-in")
+	run("type the key", chromedp.SendKeys(chromedp.CSS("#key"), e.keys[teammem.RoleAdmin]))
+	run("sign in", chromedp.Click(chromedp.CSS(`form[action="/ui/login"] button`)), chromedp.WaitVisible(chromedp.CSS("#repos")))
+	wantText("overview", "#repos", "acme/webapp", "4 / 500", "by member")
+	if bars := eval("chart", `document.querySelectorAll('#writes-chart rect').length`); bars != float64(30) {
+		t.Fatalf("the chart has %d bars, want 30", bars)
+	}
+	shot("02-overview")
+
+	// Browse the space and open an entry.
+	run("browse", chromedp.Click(chromedp.CSS(`#repos a[href^="/ui/space"]`)), chromedp.WaitVisible(chromedp.CSS("#tree")))
+	wantText("tree", "#tree", "testing/", "flaky.md", "deploys.md", "MEMORY.md")
+	shot("03-space")
+	run("open entry", chromedp.Click(chromedp.CSS(`#tree a[href*="flaky.md"]`)), chromedp.WaitVisible(chromedp.CSS("#frontmatter")))
+	wantText("frontmatter", "#frontmatter", "Flaky tests", "which tests flake and why", "project")
+	wantText("rendered", "#rendered", "Never run the e2e suite in parallel")
+	shot("04-entry")
+
+	// Diff the two newest versions (the form's default choice).
+	run("diff", chromedp.Click(chromedp.CSS("#compare")), chromedp.WaitVisible(chromedp.CSS("#diff")))
+	wantText("diff", "#diff", "TestUpload` is fixed", "retry once", "Never")
+	wantText("diff header", "h2:has(+ table#diff), section:has(#diff) h2", "v3 → v4")
+	shot("05-entry-diff")
+
+	// Restore the first version (space version 2), then redact the second (3, no longer live).
+	run("restore", chromedp.Click(chromedp.CSS(`button[form="restore-2"]`)), chromedp.WaitVisible(chromedp.CSS(".flash")))
+	wantText("restored", ".flash", "restored")
+	wantText("restored content", "#rendered", "times out on CI under load.")
+	wantText("history after restore", "#history", "restore")
+	run("redact", chromedp.Click(chromedp.CSS(`button[form="redact-3"]`)), chromedp.WaitVisible(chromedp.CSS("#v3.redacted")))
+	wantText("redacted flash", ".flash", "erased")
+	wantText("redacted", "#v3", "redacted")
+	shot("06-entry-restored-redacted")
+
+	// MEMORY.md as loaded, with the lint.
+	run("memory", chromedp.Navigate(e.url+"/ui/memory?repo=acme%2Fwebapp"), chromedp.WaitVisible(chromedp.CSS("#index")))
+	wantText("memory lint", "#problems", "not_indexed", "evil.md")
+	shot("07-memory-md")
+
+	// Change a setting.
+	run("settings", chromedp.Navigate(e.url+"/ui/settings"), chromedp.WaitVisible(chromedp.CSS("#save-settings")),
+		chromedp.SetValue(chromedp.CSS(`input[name="max_entries"]`), "120"), chromedp.Click(chromedp.CSS("#save-settings")),
+		chromedp.WaitVisible(chromedp.CSS(".flash")))
+	wantText("settings saved", ".flash", "Settings saved")
+	maxEntries, err := chromedp.Run(ctx, chromedp.Value(chromedp.CSS(`input[name="max_entries"]`)))
+	if err != nil || maxEntries != "120" {
+		t.Fatalf("max_entries shows %q after saving 120", maxEntries)
+	}
+	shot("08-settings")
+	for _, p := range []string{"users", "keys", "audit"} {
+		run(p, chromedp.Navigate(e.url+"/ui/"+p), chromedp.WaitVisible(chromedp.CSS("table")))
+		shot("09-" + p)
+	}
+	wantText("audit", "#audit", "org.update", "version.redact", "entry.restore", "console.sign_in")
+
+	// Hostile content renders inert: no script ran, no live dangerous link.
+	run("hostile", chromedp.Navigate(e.url+"/ui/entry?repo=acme%2Fwebapp&key=evil.md"), chromedp.WaitVisible(chromedp.CSS("#rendered")))
+	pwned := eval("no script ran", `typeof window.pwned !== "undefined"`)
+	live := eval("no live element", `document.querySelectorAll('#rendered script, #rendered img, #rendered [onerror], a[href^="javascript:" i], a[href^="data:" i]').length`)
+	mu.Lock()
+	n := dialogs
+	mu.Unlock()
+	if pwned != false || live != float64(0) || n != 0 {
+		t.Fatalf("hostile content: script ran %v, %v live dangerous elements, %d dialogs", pwned, live, n)
+	}
+	run("click the neutralised link", chromedp.Click(chromedp.CSS(`#rendered em`)), chromedp.Sleep(100*time.Millisecond))
+	if eval("no script ran", `typeof window.pwned !== "undefined"`) != false {
+		t.Fatal("clicking the removed javascript: link ran it")
+	}
+	shot("10-hostile-entry")
+
+	// A form without its CSRF token is refused.
+	run("csrf", chromedp.Navigate(e.url+"/ui/settings"), chromedp.WaitVisible(chromedp.CSS("#save-settings")))
+	eval("drop the token", `document.querySelector('#settings input[name=csrf]').remove(); true`)
+	run("post without token", chromedp.Click(chromedp.CSS("#save-settings")), chromedp.WaitVisible(chromedp.CSS("#error-message")))
+	wantText("csrf refused", "#error-message", "CSRF token is missing or wrong")
+	wantText("csrf status", "h1", "403")
+
+	// Revoking the session's key signs the browser out at its next request.
+	var keys struct {
+		Keys []teammem.APIKey `json:"keys"`
+	}
+	mustJSON(t, e.do("GET", "/v1/org/keys", e.keys[teammem.RoleOwner], nil).want(t, http.StatusOK).Body, &keys)
+	for _, k := range keys.Keys {
+		if k.UserHandle == "admin" {
+			e.do("DELETE", "/v1/org/keys/"+k.ID, e.keys[teammem.RoleOwner], nil).want(t, http.StatusOK)
+		}
+	}
+	run("signed out", chromedp.Navigate(e.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#login-message")))
+	wantText("signed out", "#login-message", "revoked")
+	shot("11-signed-out")
+}
