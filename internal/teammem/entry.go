@@ -33,6 +33,9 @@ type EntryChange struct {
 	Key     string
 	Op      Op
 	Content string // for OpWrite and OpRestore
+	// Findings are the poisoning checks' findings on Content, stored with
+	// the version (team spaces only).
+	Findings []PoisonFinding
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame
@@ -55,6 +58,9 @@ type EntryVersion struct {
 	CreatedAt  time.Time  `json:"time"`
 	RedactedAt *time.Time `json:"redacted_at,omitempty"`
 	RedactedBy string     `json:"redacted_by,omitempty"` // handle; empty when unknown
+	// Findings are the poisoning checks' findings on this version's
+	// content when it was written (none for a personal space).
+	Findings []PoisonFinding `json:"findings,omitempty"`
 }
 
 // Redacted reports whether the version's content was erased.

@@ -1,5 +1,7 @@
 package teammem
 
+import "encoding/json"
+
 // Poisoning checks (issue 15 point 4): team memory is loaded into every
 // teammate's agent, so a team write is checked for text that tries to steer
 // the agent. The heuristics live in internal/poison; this file holds what the
@@ -61,4 +63,43 @@ func PoisonRuleIDs(found []PoisonFinding) []string {
 		}
 	}
 	return ids
+}
+
+// TeamWritesPolicy says whether members' team writes apply directly or
+// wait for an admin (review before sharing, issue 15 point 3).
+type TeamWritesPolicy string
+
+// The team write policies.
+const (
+	TeamWritesDirect TeamWritesPolicy = "direct" // writes apply at once (the default)
+	TeamWritesReview TeamWritesPolicy = "review" // members' writes become proposals
+)
+
+// Valid reports whether p is a known policy.
+func (p TeamWritesPolicy) Valid() bool { return p == TeamWritesDirect || p == TeamWritesReview }
+
+// EncodeFindings is findings as a version stores them: a JSON array, ""
+// when there are none.
+func EncodeFindings(found []PoisonFinding) string {
+	if len(found) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(found)
+	if err != nil {
+		return "" // plain strings and ints always marshal
+	}
+	return string(b)
+}
+
+// DecodeFindings reads what EncodeFindings stored; nil for "" or anything
+// unreadable (a finding is advice, never worth failing a history read).
+func DecodeFindings(s string) []PoisonFinding {
+	if s == "" {
+		return nil
+	}
+	var out []PoisonFinding
+	if json.Unmarshal([]byte(s), &out) != nil {
+		return nil
+	}
+	return out
 }

@@ -144,6 +144,9 @@ type Store interface {
 	// many it removed.
 	TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error)
 
+	// Proposals: held team writes (proposal.go).
+	ProposalStore
+
 	// AuditAppend adds an event to an org's audit log.
 	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error
 	// AuditList pages an org's audit log, newest first.

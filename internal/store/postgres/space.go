@@ -158,9 +158,10 @@ func (w *writeTx) PutEntry(_ context.Context, c teammem.EntryChange, h teammem.E
 				version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
 				client_id = excluded.client_id, updated_at = excluded.updated_at`,
 		next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt)
-	w.queue("record version of "+strconvQuote(c.Key), `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		next.OrgID, next.ID, c.Key, next.Version, string(c.Op), h.Checksum, h.Size, content, author, actor.ClientID, next.UpdatedAt)
+	w.queue("record version of "+strconvQuote(c.Key), `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at, findings)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		next.OrgID, next.ID, c.Key, next.Version, string(c.Op), h.Checksum, h.Size, content, author, actor.ClientID, next.UpdatedAt,
+		teammem.EncodeFindings(c.Findings))
 	return nil
 }
 

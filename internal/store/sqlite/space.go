@@ -75,8 +75,8 @@ const (
 		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
 			client_id = excluded.client_id, updated_at = excluded.updated_at`
-	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at, findings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateHeadSQL = `UPDATE spaces SET version = ?, checksum = ?, entry_count = ?, total_bytes = ?, updated_at = ?
 		WHERE org_id = ? AND id = ?`
 )
@@ -155,7 +155,7 @@ func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem
 		return interpret(err)
 	}
 	_, err := w.stmt(ctx, insertVersionSQL).ExecContext(ctx,
-		w.orgID, w.spaceID, c.Key, head.Version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, at)
+		w.orgID, w.spaceID, c.Key, head.Version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, at, teammem.EncodeFindings(c.Findings))
 	return interpret(err)
 }
 

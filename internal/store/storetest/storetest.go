@@ -48,6 +48,8 @@ func Run(t *testing.T, open Opener) {
 		"VersionsPurgeCount":  testVersionsPurgeByCount,
 		"VersionRedact":       testVersionRedact,
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
+		"VersionFindings":     testVersionFindings,
+		"Proposals":           testProposals,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
