@@ -59,6 +59,9 @@ func holdReason(call WriteCall, l Limits) string {
 // applies directly after all (poisoning: review found nothing).
 func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc *scanner, plan planFunc) (res WriteResult, held bool, err error) {
 	p, space := call.Principal, call.Target.Space
+	if space.ID == 0 {
+		space.Checksum = EmptySpaceChecksum // what a client may chain on
+	}
 	heads := map[string]Entry{}
 	current := func(string) (string, error) { return "", nil }
 	if space.ID != 0 {

@@ -238,6 +238,10 @@ func auditOf(call WriteCall, res WriteResult) []AuditEvent {
 		e.Details = details
 		events = append(events, e)
 	}
+	if len(res.Findings) > 0 {
+		events = append(events, AuditEvent{ActorID: call.Principal.User.ID, Action: "push.poisoning_flagged", Repo: call.Repo,
+			Details: map[string]any{"api": call.API, "rule_ids": PoisonRuleIDs(res.Findings)}})
+	}
 	if len(res.SkippedSecrets) > 0 {
 		events = append(events, AuditEvent{ActorID: call.Principal.User.ID, Action: "push.secret_skipped", Repo: call.Repo,
 			Details: map[string]any{"api": call.API, "rule_ids": RuleIDs(res.SkippedSecrets)}})
