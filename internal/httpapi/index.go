@@ -132,6 +132,11 @@ func (s *Server) getIndexLint(w http.ResponseWriter, r *http.Request, sr *spaceR
 		}
 	}
 	tr := teammem.TruncateIndex(index)
+	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
+	w.Header().Set("X-Teammem-Index", "stored")
+	if rendered {
+		w.Header().Set("X-Teammem-Index", "rendered")
+	}
 	writeJSON(w, http.StatusOK, wire.IndexLint{Content: text, Rendered: rendered, Truncated: hasIndex && tr.Truncated(),
 		Problems: nonNil(teammem.LintIndex(index, hasIndex, files)), Findings: findings})
 	return nil
