@@ -68,7 +68,7 @@ func checkCommand(d *doc) []hit {
 			adverb := strings.ToLower(line[m[2]:m[3]])
 			hidden := adverb == "silently" || adverb == "quietly" || adverb == "secretly"
 			if hidden || riskyRE.MatchString(line[m[1]:]) || unaskedRE.MatchString(line) {
-				out = append(out, hit{line: i + 1, text: line[m[0]:]})
+				out = append(out, hit{line: i + 1, text: line[m[0]:m[1]]})
 				continue
 			}
 		}
