@@ -27,11 +27,21 @@ var concealOtherREs = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(hide|conceal|keep)\s+(this|it|that|these|them)(\s+\w+)?\s+(secret\s+)?from\s+(the\s+|your\s+)?(user|human|developer|operator)s?\b`),
 }
 
-func checkOverride(d *doc) []hit { return matchLines(d, overrideREs...) }
+// The prefilters: a line without one of these words cannot match.
+var (
+	overrideWords = []string{"ignore", "disregard", "forget", "override", "bypass", "you are now", "instructions", "prompt"}
+	audienceWords = []string{"user", "human", "developer", "operator", "person"}
+	commandWords  = []string{"always", "automatically", "silently", "quietly", "immediately", "secretly", "without"}
+)
+
+func checkOverride(d *doc) []hit { return matchLines(d, overrideWords, overrideREs...) }
 
 func checkConcealment(d *doc) []hit {
 	var out []hit
 	for i, line := range d.lines {
+		if !d.mayMatch(i, audienceWords) {
+			continue
+		}
 		for _, m := range concealRE.FindAllStringIndex(line, -1) {
 			// "do not tell the user to restart" is advice on what to say,
 			// not concealment.
@@ -42,7 +52,7 @@ func checkConcealment(d *doc) []hit {
 			out = append(out, hit{line: i + 1, text: line[m[0]:m[1]]})
 		}
 	}
-	return append(out, matchLines(d, concealOtherREs...)...)
+	return append(out, matchLines(d, audienceWords, concealOtherREs...)...)
 }
 
 // commandVerbRE finds an unconditional or hidden run: the adverb, the verb
@@ -64,6 +74,9 @@ var unaskedRunRE = regexp.MustCompile(`(?i)\b(run|execute|exec|invoke)\b.{0,120}
 func checkCommand(d *doc) []hit {
 	var out []hit
 	for i, line := range d.lines {
+		if !d.mayMatch(i, commandWords) {
+			continue
+		}
 		if m := commandVerbRE.FindStringSubmatchIndex(line); m != nil {
 			adverb := strings.ToLower(line[m[2]:m[3]])
 			hidden := adverb == "silently" || adverb == "quietly" || adverb == "secretly"
@@ -79,10 +92,14 @@ func checkCommand(d *doc) []hit {
 	return out
 }
 
-// matchLines returns the first match of any of res on each line.
-func matchLines(d *doc, res ...*regexp.Regexp) []hit {
+// matchLines returns the first match of any of res on each line that
+// holds one of words.
+func matchLines(d *doc, words []string, res ...*regexp.Regexp) []hit {
 	var out []hit
 	for i, line := range d.lines {
+		if !d.mayMatch(i, words) {
+			continue
+		}
 		for _, re := range res {
 			if m := re.FindStringIndex(line); m != nil {
 				out = append(out, hit{line: i + 1, text: line[m[0]:m[1]]})

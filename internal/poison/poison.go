@@ -73,6 +73,29 @@ type doc struct {
 	key     string
 	content string
 	lines   []string
+	lower   []string // lines, lower-cased, for the rules' cheap prefilters
+}
+
+// newDoc prepares content for the rules.
+func newDoc(key, content string) *doc {
+	d := &doc{key: key, content: content, lines: strings.Split(content, "\n")}
+	d.lower = make([]string, len(d.lines))
+	for i, l := range d.lines {
+		d.lower[i] = strings.ToLower(l)
+	}
+	return d
+}
+
+// mayMatch reports whether line i holds any of words (lower case): the
+// regexes run only on lines that might match, which keeps a check of a
+// whole entry far cheaper than its regexes on every line.
+func (d *doc) mayMatch(i int, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(d.lower[i], w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Rules returns every rule, in the order they run.
@@ -88,7 +111,7 @@ const maxExcerpt = 80
 // CheckEntry returns the findings of every rule in content, ordered by
 // line then rule. A key is a path; the content is the whole file.
 func (Checker) CheckEntry(key, content string) []teammem.PoisonFinding {
-	d := &doc{key: key, content: content, lines: strings.Split(content, "\n")}
+	d := newDoc(key, content)
 	var out []teammem.PoisonFinding
 	for _, r := range rules {
 		seen := map[int]bool{}

@@ -20,4 +20,7 @@ var fetchExecREs = []*regexp.Regexp{
 	regexp.MustCompile(`(?i)\b(iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring)\b.*\|\s*(iex|invoke-expression)\b`),
 }
 
-func checkFetchExec(d *doc) []hit { return matchLines(d, fetchExecREs...) }
+// fetchWords prefilter the lines fetchExecREs may match.
+var fetchWords = []string{"curl", "wget", "fetch", "iwr", "irm", "invoke-", "iex", "downloadstring"}
+
+func checkFetchExec(d *doc) []hit { return matchLines(d, fetchWords, fetchExecREs...) }

@@ -28,6 +28,9 @@ const (
 func checkURLData(d *doc) []hit {
 	var out []hit
 	for i, line := range d.lines {
+		if !strings.Contains(d.lower[i], "http") {
+			continue
+		}
 		if mdImageRE.MatchString(line) {
 			out = append(out, hit{line: i + 1})
 			continue
