@@ -23,4 +23,3 @@ func BenchmarkCheckEntry(b *testing.B) {
 		})
 	}
 }
-
