@@ -43,6 +43,9 @@ type app struct {
 	warn func(msg string)
 	// create is --create: make a --dir that does not exist.
 	create bool
+	// session is the Claude Code session id of the hook input being
+	// handled ("" outside a hook): the client sends it with its writes.
+	session string
 }
 
 // resolvedLocation is what memdir.Resolve answered.

@@ -131,6 +131,7 @@ func (a *app) runHook(ctx context.Context, hf hookFlags) {
 		}
 		return
 	}
+	a.session = in.SessionID
 	switch in.Event {
 	case "SessionStart":
 		a.hookSync(ctx, log, true, false, a.hookTimeout(log, hookPullTimeout))
@@ -246,7 +247,8 @@ func reportSummary(rep *memsync.Report) string {
 		keys []string
 		what string
 	}{{rep.Pulled, "pulled"}, {rep.RemovedLocal, "removed locally"}, {rep.Pushed, "pushed"},
-		{rep.DeletedRemote, "deleted on the server"}, {rep.Merged, "merged"}, {rep.KeptLocal, "kept locally"}} {
+		{rep.DeletedRemote, "deleted on the server"}, {rep.Merged, "merged"}, {rep.KeptLocal, "kept locally"},
+		{rep.HeldForReview, "held for review"}} {
 		if len(c.keys) > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", len(c.keys), c.what))
 		}

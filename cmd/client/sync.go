@@ -50,7 +50,7 @@ func (a *app) newSyncEnv() (*syncEnv, error) {
 		return nil, err
 	}
 	client := &memsync.Client{BaseURL: server, Key: key, Repo: repo, UserAgent: "teammem-client",
-		HTTP: &http.Client{Timeout: 30 * time.Second}}
+		HTTP: &http.Client{Timeout: 30 * time.Second}, SessionID: a.session}
 	e := &memsync.Engine{Client: client, MemoryDir: loc.MemoryDir, States: states, NewScanner: secretscan.New,
 		Native: a.nativeReason(loc)}
 	if isTerminal(a.stderr) && !a.jsonOut {
@@ -260,6 +260,7 @@ func reportParts(rep *memsync.Report) []string {
 	add(rep.Pushed, "pushed")
 	add(rep.DeletedRemote, "deleted on the server")
 	add(rep.Merged, "merged")
+	add(rep.HeldForReview, "held for review")
 	return parts
 }
 

@@ -102,6 +102,9 @@ func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return asPrecondition(err)
 	}
+	if writeHeld(w, res) {
+		return nil
+	}
 	resp := wire.EntryWriteResult{WriteResult: writeResultOf(res), Key: key}
 	if len(res.SkippedSecrets) == 0 && len(res.SkippedTombstoned) == 0 {
 		resp.EntryChecksum = teammem.EntryChecksum(up.Content)
@@ -146,6 +149,9 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request) error {
 	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return asPrecondition(err)
+	}
+	if writeHeld(w, res) {
+		return nil
 	}
 	if len(res.Deleted) == 0 {
 		return teammem.Errorf(teammem.ENotFound, "entry %q not found", key)

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 	"sync"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // indexOf returns the MEMORY.md of a space's entries as Claude Code loads
@@ -101,4 +103,41 @@ func (c *indexCache) put(space int64, e cachedIndex) {
 	}
 	c.spaces[space] = e
 	c.bytes += len(e.text)
+}
+
+// getIndexLint serves GET .../MEMORY.md?lint=1: the index as Claude Code
+// loads it with what `teammem index --lint` reports about the space and
+// the poisoning checks' findings on its live entries (the same rules the
+// writes were checked with, run on the current content).
+func (s *Server) getIndexLint(w http.ResponseWriter, r *http.Request, sr *spaceReq) error {
+	var entries []teammem.Entry
+	if sr.space.ID != 0 {
+		var err error
+		if _, entries, err = s.store.SpaceSnapshot(r.Context(), sr.p.Org.ID, sr.space.ID, true); err != nil {
+			return err
+		}
+	}
+	text, rendered := indexOf(entries)
+	var index string
+	hasIndex := false
+	files := make([]teammem.TopicFile, 0, len(entries))
+	findings := []teammem.PoisonFinding{}
+	for _, e := range entries {
+		if e.Key == teammem.IndexName {
+			index, hasIndex = e.Content, true
+		}
+		files = append(files, teammem.TopicFile{Key: e.Key, Content: e.Content})
+		if s.writer.Poison != nil {
+			findings = append(findings, s.writer.Poison.CheckEntry(e.Key, e.Content)...)
+		}
+	}
+	tr := teammem.TruncateIndex(index)
+	w.Header().Set("ETag", `"`+sr.space.Checksum+`"`)
+	w.Header().Set("X-Teammem-Index", "stored")
+	if rendered {
+		w.Header().Set("X-Teammem-Index", "rendered")
+	}
+	writeJSON(w, http.StatusOK, wire.IndexLint{Content: text, Rendered: rendered, Truncated: hasIndex && tr.Truncated(),
+		Problems: nonNil(teammem.LintIndex(index, hasIndex, files)), Findings: findings})
+	return nil
 }

@@ -30,6 +30,10 @@ type limitsView struct {
 	// HistoryRetentionDays and HistoryMaxVersions bound entry history.
 	HistoryRetentionDays int `json:"history_retention_days"`
 	HistoryMaxVersions   int `json:"history_max_versions"`
+	// Poisoning is the poisoning policy in effect (flag when unset).
+	Poisoning teammem.PoisoningPolicy `json:"poisoning"`
+	// TeamWrites is the org's team write policy (direct when unset).
+	TeamWrites teammem.TeamWritesPolicy `json:"team_writes"`
 }
 
 // orgPatch is the body of PATCH /v1/org; absent (or null) fields stay as
@@ -55,6 +59,13 @@ type orgPatch struct {
 	// HistoryMaxVersions keeps at most this many versions per entry; 0
 	// returns to the server default.
 	HistoryMaxVersions *int `json:"history_max_versions"`
+	// Poisoning is "flag", "review", "reject" or "" (flag).
+	Poisoning *teammem.PoisoningPolicy `json:"poisoning"`
+	// TeamWrites is "direct", "review" or "" (direct).
+	TeamWrites *teammem.TeamWritesPolicy `json:"team_writes"`
+	// TeamWritesRepos replaces the per-repository overrides of
+	// team_writes: repo slug → "direct" or "review".
+	TeamWritesRepos *map[string]teammem.TeamWritesPolicy `json:"team_writes_repos"`
 }
 
 // Bounds of the allowlist, so one org cannot make every scan slow.
@@ -68,7 +79,8 @@ func (s *Server) orgResponse(o teammem.Org) orgResponse {
 	l := o.Limits(s.cfg.Defaults)
 	return orgResponse{Org: orgView(o), Limits: limitsView{MaxEntries: l.MaxEntries, MaxEntryBytes: l.MaxEntryBytes,
 		SecretPolicy: l.SecretPolicy, AutoCreateRepos: l.AutoCreateRepos,
-		HistoryRetentionDays: l.HistoryRetentionDays, HistoryMaxVersions: l.HistoryMaxVersions}}
+		HistoryRetentionDays: l.HistoryRetentionDays, HistoryMaxVersions: l.HistoryMaxVersions,
+		Poisoning: l.Poisoning, TeamWrites: o.Settings.TeamWritesFor("")}}
 }
 
 // orgView returns o as it goes on the wire: allowlist lists are [] rather
@@ -211,7 +223,53 @@ func (s *Server) patchSettings(set *teammem.OrgSettings, b orgPatch) ([]string, 
 		changed = append(changed, "auto_create_repos")
 	}
 	history, err := patchHistory(set, b)
-	return append(changed, history...), err
+	if err != nil {
+		return nil, err
+	}
+	review, err := patchReview(set, b)
+	return append(append(changed, history...), review...), err
+}
+
+// maxTeamWritesRepos bounds the per-repository overrides of team_writes.
+const maxTeamWritesRepos = 1000
+
+// patchReview applies the poisoning and review settings of a PATCH.
+func patchReview(set *teammem.OrgSettings, b orgPatch) ([]string, error) {
+	var changed []string
+	if b.Poisoning != nil {
+		if pol := *b.Poisoning; pol != "" && !pol.Valid() {
+			return nil, teammem.Errorf(teammem.EInvalid, `poisoning must be "flag", "review", "reject" or "" (flag)`)
+		}
+		set.Poisoning = *b.Poisoning
+		changed = append(changed, "poisoning")
+	}
+	if b.TeamWrites != nil {
+		if pol := *b.TeamWrites; pol != "" && !pol.Valid() {
+			return nil, teammem.Errorf(teammem.EInvalid, `team_writes must be "direct", "review" or "" (direct)`)
+		}
+		set.TeamWrites = *b.TeamWrites
+		changed = append(changed, "team_writes")
+	}
+	if b.TeamWritesRepos != nil {
+		repos := *b.TeamWritesRepos
+		if len(repos) > maxTeamWritesRepos {
+			return nil, teammem.Errorf(teammem.EInvalid, "team_writes_repos may name at most %d repositories", maxTeamWritesRepos)
+		}
+		for slug, pol := range repos {
+			if err := teammem.ValidateRepoSlug(slug); err != nil {
+				return nil, teammem.Errorf(teammem.EInvalid, "team_writes_repos: %s", teammem.ErrorMessage(err))
+			}
+			if !pol.Valid() {
+				return nil, teammem.Errorf(teammem.EInvalid, `team_writes_repos[%q] must be "direct" or "review"`, slug)
+			}
+		}
+		set.TeamWritesRepos = repos
+		if len(repos) == 0 {
+			set.TeamWritesRepos = nil
+		}
+		changed = append(changed, "team_writes_repos")
+	}
+	return changed, nil
 }
 
 func validateAllowlist(a teammem.Allowlist) error {
@@ -251,6 +309,12 @@ func orgAuditDetails(o teammem.Org, changed []string) map[string]any {
 			d["history_retention_days"] = st.HistoryRetentionDays
 		case "history_max_versions":
 			d["history_max_versions"] = st.HistoryMaxVersions
+		case "poisoning":
+			d["poisoning"] = st.Poisoning
+		case "team_writes":
+			d["team_writes"] = st.TeamWrites
+		case "team_writes_repos":
+			d["team_writes_repos"] = st.TeamWritesRepos
 		}
 	}
 	return d

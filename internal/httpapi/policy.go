@@ -21,6 +21,7 @@ const (
 	actKeysAll       = teammem.ActKeysAll
 	actAuditRead     = teammem.ActAuditRead
 	actTelemetry     = teammem.ActTelemetry
+	actTeamReview    = teammem.ActTeamReview
 )
 
 // authorize is teammem.Authorize.

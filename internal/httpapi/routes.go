@@ -63,6 +63,11 @@ func (s *Server) routes() chi.Router {
 			r.Delete("/org/keys/{id}", s.handle(s.revokeKey))
 			r.Get("/org/audit", s.handle(s.listAudit))
 			r.Post("/telemetry/events", s.handle(s.postTelemetry(s.clientMetrics())))
+			// Proposals: team writes held for review.
+			r.Get("/proposals", s.handle(s.listProposals))
+			r.Get("/proposals/{id}", s.handle(s.getProposal))
+			r.Post("/proposals/{id}/approve", s.handle(s.approveProposal))
+			r.Post("/proposals/{id}/reject", s.handle(s.rejectProposal))
 			// Repos, spaces and entries. A repo is {owner}/{name}; a
 			// "host/owner/name" repo sends its owner part escaped, as
 			// host%2Fowner.

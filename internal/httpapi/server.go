@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/teammem/teammem/internal/events"
+	"github.com/teammem/teammem/internal/poison"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/telemetry"
 )
@@ -129,7 +130,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),
 		},
 		index: newIndexCache(maxIndexCacheBytes), streams: streamCounter{open: map[string]int{}}, audited: newAuditDedup()}
-	s.writer = &teammem.Writer{Store: store, Publisher: events.Spaces{Broker: cfg.Events, Log: log}, Scanner: scanner, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.writer = &teammem.Writer{Store: store, Publisher: events.Spaces{Broker: cfg.Events, Log: log}, Scanner: scanner, Poison: poison.Checker{}, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)

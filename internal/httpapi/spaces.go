@@ -66,7 +66,20 @@ func (s *Server) getSpace(w http.ResponseWriter, r *http.Request) error {
 // writeResultOf is the wire report of a committed write.
 func writeResultOf(res teammem.WriteResult) wire.WriteResult {
 	return wire.WriteResult{SpaceHead: headOf(res.Space), Written: nonNil(res.Written), Deleted: nonNil(res.Deleted),
-		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)}
+		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned), Findings: nonNil(res.Findings)}
+}
+
+// writeHeld answers a /v1 write that was held for review with 202 and the
+// proposal, and reports whether it did.
+func writeHeld(w http.ResponseWriter, res teammem.WriteResult) bool {
+	if !res.Held() {
+		return false
+	}
+	p := *res.Proposal
+	p.Findings = nonNil(p.Findings)
+	writeJSON(w, http.StatusAccepted, wire.HeldWrite{Status: wire.HeldStatus, Proposal: p,
+		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)})
+	return true
 }
 
 // maxEntryBytes is the entry cap in effect for org, announced to clients so
@@ -99,7 +112,7 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res, err := s.write(r.Context(), call)
-	if err != nil {
+	if err != nil || writeHeld(w, res) {
 		return err
 	}
 	writeJSON(w, http.StatusOK, writeResultOf(res))
@@ -239,6 +252,13 @@ func (s *Server) getIndex(w http.ResponseWriter, r *http.Request) error {
 	sr, err := s.resolveSpace(r, false)
 	if err != nil {
 		return err
+	}
+	switch r.URL.Query().Get("lint") {
+	case "":
+	case "1", "true":
+		return s.getIndexLint(w, r, sr)
+	default:
+		return teammem.Errorf(teammem.EInvalid, `lint must be "1" or absent`)
 	}
 	idx, err := s.spaceIndex(r.Context(), sr)
 	if err != nil {

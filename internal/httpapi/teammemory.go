@@ -57,6 +57,16 @@ type teamMemoryPutResponse struct {
 	FilesUploaded     int                     `json:"filesUploaded"`
 	SkippedSecrets    []teammem.SkippedSecret `json:"skippedSecrets"`
 	SkippedTombstoned []string                `json:"skippedTombstoned"`
+	// HeldForReview lists the entries held as proposal ProposalID for an
+	// admin's review (team_writes: review, or poisoning: review). The
+	// stock client has no per-file notice: it takes the 200 as success,
+	// keeps its files and does not send them again until they change
+	// (or a pull tells it the server lacks them, when the same proposal
+	// is found again rather than made twice).
+	HeldForReview []string `json:"heldForReview,omitempty"`
+	ProposalID    int64    `json:"proposalId,omitempty"`
+	// Findings are the poisoning checks' findings on what was written.
+	Findings []teammem.PoisonFinding `json:"findings,omitempty"`
 }
 
 func lastModified(s teammem.Space) string { return s.UpdatedAt.UTC().Format(time.RFC3339Nano) }
@@ -185,9 +195,13 @@ func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set("ETag", `"`+res.Space.Checksum+`"`)
-	writeJSON(w, http.StatusOK, teamMemoryPutResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: res.Space.Version,
+	body := teamMemoryPutResponse{OrganizationID: p.Org.Slug, Repo: slug, Version: res.Space.Version,
 		LastModified: lastModified(res.Space), Checksum: res.Space.Checksum, FilesUploaded: len(res.Written),
-		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned)})
+		SkippedSecrets: nonNil(res.SkippedSecrets), SkippedTombstoned: nonNil(res.SkippedTombstoned), Findings: res.Findings}
+	if res.Held() {
+		body.HeldForReview, body.ProposalID = res.Proposal.Keys(), res.Proposal.ID
+	}
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -217,8 +231,14 @@ func nonNil[T any](s []T) []T {
 
 // pushOutcome names the metric outcome of a write's error.
 func pushOutcome(res teammem.WriteResult, err error) string {
+	if teammem.ErrorDetails(err)["error_code"] == "team_memory_poisoning_detected" {
+		return "poisoning_rejected"
+	}
 	switch teammem.ErrorCode(err) {
 	case "":
+		if res.Held() {
+			return "held"
+		}
 		if res.Noop() {
 			return "noop"
 		}
@@ -267,11 +287,18 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 		if c, ok := capByErrorCode[teammem.ErrorDetails(err)["error_code"]]; ok {
 			s.metrics.CapsHit.WithLabelValues(org, c).Inc()
 		}
-		if code := teammem.ErrorCode(err); code == teammem.ESecretDetected || code == teammem.ETooLarge {
+		poisoned, _ := teammem.ErrorDetails(err)["findings"].([]teammem.PoisonFinding)
+		for _, f := range poisoned {
+			s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, "rejected").Inc()
+		}
+		if code := teammem.ErrorCode(err); code == teammem.ESecretDetected || code == teammem.ETooLarge || poisoned != nil {
 			details := map[string]any{"api": api, "reason": teammem.ErrorDetails(err)["error_code"]}
 			if code == teammem.ESecretDetected {
 				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
 				details["rule_ids"] = teammem.RuleIDs(found)
+			}
+			if poisoned != nil {
+				details["rule_ids"] = teammem.PoisonRuleIDs(poisoned)
 			}
 			if s.refuseSecret(p.Org, "repo", repo) != nil {
 				repo = "" // a refused push never stores a slug nobody scanned clean
@@ -280,8 +307,15 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 		}
 		return
 	}
-	if res.Noop() {
+	action := "flagged"
+	if res.Held() {
+		action = "held"
+		s.metrics.Proposals.WithLabelValues(org, "created").Inc()
+	} else if res.Noop() {
 		s.metrics.PushesSuppressed.WithLabelValues(org, "noop").Inc()
+	}
+	for _, f := range res.Findings {
+		s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, action).Inc()
 	}
 	if n := len(res.Written) + len(res.Deleted); n > 0 {
 		s.metrics.EntriesWritten.WithLabelValues(org).Add(float64(n))

@@ -39,6 +39,10 @@ type Client struct {
 	// MaxResponseBytes.
 	MaxResponse int64
 
+	// SessionID, when set, is the Claude Code session the writes come from
+	// (from hook input), sent as X-Claude-Code-Session-Id for provenance.
+	SessionID string
+
 	// maxEntryBytes is the entry cap the server announced last (0: none).
 	maxEntryBytes atomic.Int64
 }
@@ -170,14 +174,44 @@ func (c *Client) Batch(ctx context.Context, scope teammem.Scope, upserts []Batch
 	if err != nil {
 		return BatchResult{}, err
 	}
-	var res BatchResult
-	_, err = c.call(ctx, request{method: http.MethodPost, path: c.spacePath(scope) + "/batch", body: body,
-		header: http.Header{"Content-Type": {"application/json"}}, limit: c.contentLimit()}, &res)
+	// One body type for both answers: a 200 WriteResult, or a 202
+	// HeldWrite whose proposal says what waits for review.
+	var res struct {
+		BatchResult
+		Status   string            `json:"status"`
+		Proposal *teammem.Proposal `json:"proposal"`
+	}
+	header := http.Header{"Content-Type": {"application/json"}}
+	if c.SessionID != "" {
+		header.Set(SessionHeader, c.SessionID)
+	}
+	status, err := c.call(ctx, request{method: http.MethodPost, path: c.spacePath(scope) + "/batch", body: body,
+		header: header, limit: c.contentLimit()}, &res)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 		return BatchResult{}, c.conflictError(ae)
 	}
-	return res, err
+	if err == nil && status == http.StatusAccepted {
+		if res.Status != wire.HeldStatus || res.Proposal == nil {
+			return BatchResult{}, &BadResponseError{Status: status, Reason: "a 202 without the proposal it held"}
+		}
+		return res.BatchResult, &HeldError{Proposal: *res.Proposal}
+	}
+	return res.BatchResult, err
+}
+
+// SessionHeader names the header that carries the Claude Code session id.
+const SessionHeader = "X-Claude-Code-Session-Id"
+
+// HeldError is a batch the server held for review (202): nothing was
+// written; the proposal waits for an admin. It is not a failure: the
+// engine keeps the files local and does not send them again.
+type HeldError struct {
+	Proposal teammem.Proposal
+}
+
+func (e *HeldError) Error() string {
+	return fmt.Sprintf("held for review as proposal %d (%s)", e.Proposal.ID, e.Proposal.Reason)
 }
 
 func nonNil[T any](s []T) []T {

@@ -196,6 +196,9 @@ type Report struct {
 	Reset string `json:"reset,omitempty"`
 	// HeldLocalDeletes and HeldRemoteDeletes are deletions the mass-delete
 	// guard held back (more than DeleteLimit); AllowMassDelete lets them go.
+	// HeldForReview lists the files the server holds for an admin's
+	// review: kept local, not sent again until they change.
+	HeldForReview     []string `json:"held_for_review"`
 	HeldLocalDeletes  []string `json:"held_local_deletes"`
 	HeldRemoteDeletes []string `json:"held_remote_deletes"`
 	DeleteLimit       int      `json:"delete_limit,omitempty"`
@@ -312,6 +315,10 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 		if ss.Base[f.Key] == f.Checksum {
 			continue
 		}
+		if h, ok := ss.Held[f.Key]; ok && h.Checksum == f.Checksum {
+			held = append(held, heldSkip(f.Key, h))
+			continue
+		}
 		if found, ok := e.scanSecrets(string(f.Content)); ok {
 			held = append(held, secretSkip(f.Key, found))
 			continue
@@ -319,6 +326,10 @@ func (e *Engine) Pending(scope teammem.Scope, ss *ScopeState) (changed, deleted 
 		changed = append(changed, f.Key)
 	}
 	for k := range ss.Base {
+		if h, ok := ss.Held[k]; ok && h.Checksum == "" && !present[k] {
+			held = append(held, heldSkip(k, h))
+			continue
+		}
 		if !present[k] {
 			deleted = append(deleted, k)
 		}
@@ -367,4 +378,9 @@ func (e *Engine) Overlaps(scope teammem.Scope, ss *ScopeState) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// heldSkip is a held file as Pending reports it.
+func heldSkip(key string, h HeldFile) Skip {
+	return Skip{Key: key, Kind: SkipHeldForReview, Detail: fmt.Sprintf("proposal %d", h.Proposal)}
 }

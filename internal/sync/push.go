@@ -103,6 +103,7 @@ func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 		clean = append(clean, f)
 	}
 	plan := planPush(clean, present, ss.Base)
+	skipHeld(ss, &plan, rep)
 	e.guardPushedDeletes(ss, &plan, rep)
 	if len(plan.upserts)+len(plan.deletes) == 0 {
 		return nil
@@ -136,10 +137,71 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 			}
 			continue
 		}
+		var held *HeldError
+		if errors.As(err, &held) {
+			e.held(ss, rep, held.Proposal, upserts, deletes)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		return e.committed(scope, ss, rep, res, upserts, deletes)
+	}
+}
+
+// held records a batch the server held for review: each file stays as it
+// is locally, its base unchanged, and is not sent again while it holds
+// the same content.
+func (e *Engine) held(ss *ScopeState, rep *Report, p teammem.Proposal, upserts []BatchUpsert, deletes []BatchDelete) {
+	if ss.Held == nil {
+		ss.Held = map[string]HeldFile{}
+	}
+	for _, u := range upserts {
+		ss.Held[u.Key] = HeldFile{Checksum: teammem.EntryChecksum(u.Content), Proposal: p.ID}
+		rep.HeldForReview = appendOnce(rep.HeldForReview, u.Key)
+	}
+	for _, d := range deletes {
+		ss.Held[d.Key] = HeldFile{Proposal: p.ID}
+		rep.HeldForReview = appendOnce(rep.HeldForReview, d.Key)
+	}
+}
+
+// skipHeld takes out of a push plan what the server holds for review
+// already, and forgets held files that changed since (they go again) or
+// whose server copy caught up (an admin approved them).
+func skipHeld(ss *ScopeState, p *pushPlan, rep *Report) {
+	if len(ss.Held) == 0 {
+		return
+	}
+	up := p.upserts[:0]
+	for _, u := range p.upserts {
+		h, ok := ss.Held[u.Key]
+		switch {
+		case ok && h.Checksum == teammem.EntryChecksum(u.Content):
+			rep.HeldForReview = appendOnce(rep.HeldForReview, u.Key)
+			continue
+		case ok:
+			delete(ss.Held, u.Key)
+		}
+		up = append(up, u)
+	}
+	p.upserts = up
+	del := p.deletes[:0]
+	for _, d := range p.deletes {
+		if h, ok := ss.Held[d.Key]; ok && h.Checksum == "" {
+			rep.HeldForReview = appendOnce(rep.HeldForReview, d.Key)
+			continue
+		}
+		del = append(del, d)
+	}
+	p.deletes = del
+	for k, h := range ss.Held {
+		_, local := p.content[k]
+		caught := h.Checksum != "" && ss.Base[k] == h.Checksum
+		gone := h.Checksum == "" && ss.Base[k] == "" // the deletion was approved
+		if caught || gone || (!local && h.Checksum != "") {
+			delete(ss.Held, k)
+		}
 	}
 }
 

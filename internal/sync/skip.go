@@ -25,6 +25,9 @@ const (
 	SkipRefusedKey   SkipKind = "refused_key"   // a key from the server that may not be written here (Detail)
 	SkipWriteFailed  SkipKind = "write_failed"  // a pulled entry that could not be written (Detail)
 	SkipNoContent    SkipKind = "no_content"    // the server sent an upsert without content
+	// SkipHeldForReview is a file the server holds as a proposal for an
+	// admin's review (Detail names it): kept local, not sent again.
+	SkipHeldForReview SkipKind = "held_for_review"
 	// SkipLeftAlone is a synced file inside a directory another sync owns
 	// (Claude Code's own memory stores): neither read nor written; Detail
 	// says which directory and why.
@@ -71,6 +74,8 @@ func (s Skip) Message() string {
 		return "the server sent no content"
 	case SkipLeftAlone:
 		return s.Detail
+	case SkipHeldForReview:
+		return "held for review (" + s.Detail + "); the file stays on this machine until an admin approves it"
 	}
 	return string(s.Kind)
 }

@@ -37,6 +37,11 @@ type ScopeState struct {
 	// HeldDeletes lists the remote deletions the last pull did not apply
 	// because they were more than the mass-delete guard allows.
 	HeldDeletes []string `json:"held_deletes,omitempty"`
+	// Held maps each file the server held for review (team_writes: review,
+	// or its poisoning checks) to what was held: until the file changes
+	// again, or the server's copy catches up with it, it stays local and
+	// is not sent again.
+	Held map[string]HeldFile `json:"held,omitempty"`
 	// Overlaps maps each file whose last merge kept both sides of an
 	// overlapping edit to the checksum the merge wrote: the file is worth a
 	// review until it changes again.
@@ -52,6 +57,13 @@ type ScopeState struct {
 	// failure; cleared by a local deletion or a restart (reference §3.15).
 	Suppressed   string    `json:"suppressed,omitempty"`
 	SuppressedAt time.Time `json:"suppressed_at,omitzero"`
+}
+
+// HeldFile is one file of a held write: the checksum of the content held
+// ("" for a held deletion) and the proposal that holds it.
+type HeldFile struct {
+	Checksum string `json:"checksum"`
+	Proposal int64  `json:"proposal"`
 }
 
 // State is the persisted sync state of one memory directory.

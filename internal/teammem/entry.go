@@ -44,6 +44,9 @@ type EntryChange struct {
 	// (a rename carries its id to the new key); empty: keep the live
 	// entry's id, or make a new one.
 	MemoryID string
+	// Findings are the poisoning checks' findings on Content, stored with
+	// the version (team spaces only).
+	Findings []PoisonFinding
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame
@@ -84,6 +87,9 @@ type EntryVersion struct {
 	// Created reports whether the version is its memory's first (read only
 	// by the memory version queries).
 	Created bool `json:"-"`
+	// Findings are the poisoning checks' findings on this version's
+	// content when it was written (none for a personal space).
+	Findings []PoisonFinding `json:"findings,omitempty"`
 }
 
 // Redacted reports whether the version's content was erased.

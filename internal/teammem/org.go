@@ -41,6 +41,14 @@ type OrgSettings struct {
 	HistoryRetentionDays int `json:"history_retention_days,omitempty"`
 	// HistoryMaxVersions is how many versions of one entry are kept.
 	HistoryMaxVersions int `json:"history_max_versions,omitempty"`
+	// Poisoning says what a team write with poisoning findings does
+	// (default flag).
+	Poisoning PoisoningPolicy `json:"poisoning,omitempty"`
+	// TeamWrites says whether members' team writes apply directly or are
+	// held for an admin's review (default direct); TeamWritesRepos
+	// overrides it per repository slug.
+	TeamWrites      TeamWritesPolicy            `json:"team_writes,omitempty"`
+	TeamWritesRepos map[string]TeamWritesPolicy `json:"team_writes_repos,omitempty"`
 }
 
 // Allowlist names secret-scanner findings an org accepts: whole rules by id,
@@ -76,6 +84,8 @@ type Limits struct {
 	// count per entry, always keeping each entry's newest version.
 	HistoryRetentionDays int
 	HistoryMaxVersions   int
+	// Poisoning is the org's poisoning policy (flag when unset).
+	Poisoning PoisoningPolicy
 }
 
 // ServerDefaults are the values an org inherits when it sets none.
@@ -132,7 +142,23 @@ func (o Org) Limits(d ServerDefaults) Limits {
 	if s.HistoryMaxVersions > 0 {
 		l.HistoryMaxVersions = s.HistoryMaxVersions
 	}
+	l.Poisoning = PoisoningFlag
+	if s.Poisoning.Valid() {
+		l.Poisoning = s.Poisoning
+	}
 	return l
+}
+
+// TeamWritesFor returns the team write policy of repo: its override when
+// the org set one, else the org's policy, else direct.
+func (s OrgSettings) TeamWritesFor(repo string) TeamWritesPolicy {
+	if p, ok := s.TeamWritesRepos[repo]; ok && p.Valid() {
+		return p
+	}
+	if s.TeamWrites.Valid() {
+		return s.TeamWrites
+	}
+	return TeamWritesDirect
 }
 
 var slugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$`)

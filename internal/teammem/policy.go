@@ -20,6 +20,7 @@ const (
 	ActKeysAll       Action = "keys.all"       // every key of the org
 	ActAuditRead     Action = "audit.read"     // the audit log
 	ActTelemetry     Action = "telemetry"      // send client telemetry
+	ActTeamReview    Action = "team.review"    // list every proposal, approve or reject them
 )
 
 // Reasons a key is refused with EForbidden, in the error's details
@@ -50,6 +51,7 @@ var RolePolicy = map[Action]struct {
 	ActKeysAll:       {RoleAdmin, false},
 	ActAuditRead:     {RoleAdmin, false},
 	ActTelemetry:     {RoleViewer, false},
+	ActTeamReview:    {RoleAdmin, true},
 }
 
 // Authorize reports, as EForbidden, why p may not do a; nil when it may.

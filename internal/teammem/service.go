@@ -40,6 +40,10 @@ type WriteCall struct {
 	// SessionID is the Claude Code session the write came from, when the
 	// client said (X-Claude-Code-Session-Id); recorded with each version.
 	SessionID string
+	// Approve, when set, is the pending proposal this write applies (its
+	// Request, with its bases): an admin's approval. The versions name
+	// the proposal's author; review and poisoning: reject do not apply.
+	Approve *Proposal
 }
 
 // Target is a write's repo and space.
@@ -66,6 +70,7 @@ type Writer struct {
 	Store              Store
 	Publisher          ChangePublisher // nil: nobody hears of changes
 	Scanner            SecretScanner   // nil: no scanning
+	Poison             PoisonChecker   // nil: no poisoning checks
 	Defaults           ServerDefaults
 	TombstoneRetention time.Duration
 	Now                func() time.Time // nil: time.Now
@@ -99,14 +104,21 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	if err := sc.before(ctx, w.Store, space, req); err != nil {
 		return res, err
 	}
+	poison := w.poisonChecks(call)
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention,
-			Now: w.now(), Scan: sc.lookup}
+			Now: w.now(), Scan: sc.lookup, Poison: poison, PoisonReject: rejectsPoison(call, limits)}
 		changes, r, err := Plan(req, in)
 		if err == nil && len(sc.missing) > 0 {
 			return nil, r, errRescan
 		}
 		return changes, r, err
+	}
+	if reason := holdReason(call, limits); reason != "" {
+		r, held, err := w.propose(ctx, call, reason, &sc, plan)
+		if err != nil || held {
+			return r, err
+		}
 	}
 	if space.ID == 0 {
 		changes, r, err := plan(space, map[string]Entry{}, nil)
@@ -121,7 +133,7 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	for round := 1; ; round++ {
 		announced := false
 		head, err := SpaceApply(ctx, w.Store, p.Org.ID, space.ID, ApplyParams{
-			Actor: Actor{UserID: p.User.ID, ClientID: call.ClientID, KeyID: p.Key.ID, API: call.API, SessionID: call.SessionID},
+			Actor: actorOf(call),
 			Plan: func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
 				changes, r, err := plan(s, heads, current)
 				res = r
@@ -162,7 +174,20 @@ func authorizeWrite(call WriteCall) error {
 	if call.Moderate && call.Scope == ScopeTeam {
 		return Authorize(p, ActTeamModerate, true)
 	}
+	if call.Approve != nil {
+		return Authorize(p, ActTeamReview, true)
+	}
 	return nil
+}
+
+// actorOf is who a write's versions name: the caller, or for an approval
+// the proposal's author (the approver is in the audit log).
+func actorOf(call WriteCall) Actor {
+	if a := call.Approve; a != nil {
+		return Actor{UserID: a.AuthorID, ClientID: a.ClientID, API: call.API}
+	}
+	p := call.Principal
+	return Actor{UserID: p.User.ID, ClientID: call.ClientID, KeyID: p.Key.ID, API: call.API, SessionID: call.SessionID}
 }
 
 // checkCall runs the checks that need no stored state and cost in
@@ -220,6 +245,10 @@ func auditOf(call WriteCall, res WriteResult) []AuditEvent {
 		}
 		e.Details = details
 		events = append(events, e)
+	}
+	if len(res.Findings) > 0 {
+		events = append(events, AuditEvent{ActorID: call.Principal.User.ID, Action: "push.poisoning_flagged", Repo: call.Repo,
+			Details: map[string]any{"api": call.API, "rule_ids": PoisonRuleIDs(res.Findings)}})
 	}
 	if len(res.SkippedSecrets) > 0 {
 		events = append(events, AuditEvent{ActorID: call.Principal.User.ID, Action: "push.secret_skipped", Repo: call.Repo,

@@ -176,6 +176,8 @@ type Store interface {
 	// MemoryVersionGet returns one version row of a space by row id, with
 	// content (ENotFound when the space has no such row).
 	MemoryVersionGet(ctx context.Context, orgID, spaceID, rowID int64) (EntryVersion, error)
+	// Proposals: held team writes (proposal.go).
+	ProposalStore
 
 	// AuditAppend adds an event to an org's audit log.
 	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error

@@ -72,7 +72,17 @@ type WriteResult struct {
 	Deleted           []string        `json:"deleted"`
 	SkippedSecrets    []SkippedSecret `json:"skippedSecrets"`
 	SkippedTombstoned []string        `json:"skippedTombstoned"`
+	// Findings are the poisoning checks' findings on the entries written
+	// (or, for a held write, proposed).
+	Findings []PoisonFinding `json:"findings"`
+	// Proposal, when set, is the proposal the write became: nothing was
+	// written to the space (review before sharing); Space is its head as
+	// the proposal saw it.
+	Proposal *Proposal `json:"-"`
 }
+
+// Held reports whether the write was held for review as a proposal.
+func (r WriteResult) Held() bool { return r.Proposal != nil }
 
 // Noop reports whether the write changed nothing.
 func (r WriteResult) Noop() bool { return len(r.Written) == 0 && len(r.Deleted) == 0 }
@@ -136,7 +146,13 @@ type PlanInput struct {
 	Current func(key string) (string, error)
 	// Scan returns the secret findings of one upsert (nil when clean). Plan
 	// calls it only for upserts that would change stored content.
-	Scan               func(key, content string) []SkippedSecret
+	Scan func(key, content string) []SkippedSecret
+	// Poison returns the poisoning findings of one upsert (nil when
+	// clean); nil: no checks. Plan asks only for upserts it will write.
+	Poison func(key, content string) []PoisonFinding
+	// PoisonReject refuses the whole write when any upsert it would write
+	// has findings (poisoning: reject).
+	PoisonReject       bool
 	Limits             Limits
 	TombstoneRetention time.Duration
 	Now                time.Time
@@ -185,12 +201,22 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 				continue
 			}
 		}
-		changes = append(changes, EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID})
+		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID}
+		if in.Poison != nil {
+			// Only content the secret scan passed is checked, so an
+			// excerpt never shows a secret the scanner knows of.
+			c.Findings = in.Poison(u.Key, u.Content)
+			res.Findings = append(res.Findings, c.Findings...)
+		}
+		changes = append(changes, c)
 		res.Written = append(res.Written, u.Key)
 	}
 	if len(rejected) > 0 {
 		return nil, WriteResult{}, Errorf(ESecretDetected, "%d entries contain secrets; nothing was written", countPaths(rejected)).
 			WithDetails(map[string]any{"error_code": "team_memory_secret_detected", "skippedSecrets": rejected})
+	}
+	if in.PoisonReject && len(res.Findings) > 0 {
+		return nil, WriteResult{}, PoisonRejected(res.Findings)
 	}
 	deletes := req.Deletes
 	if req.DeleteAll {

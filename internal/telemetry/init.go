@@ -14,7 +14,9 @@ var (
 	pullOutcomeLabels = []string{"ok", "not_modified", "empty", "error"}
 	// pushOutcomeLabels are the outcomes of teammem_pushes_total.
 	pushOutcomeLabels = []string{"ok", "noop", "conflict", "too_many_entries", "entry_too_large", "request_too_large",
-		"secret_rejected", "rate_limited", "invalid", "error"}
+		"secret_rejected", "poisoning_rejected", "held", "rate_limited", "invalid", "error"}
+	// proposalOutcomeLabels are the outcomes of teammem_proposals_total.
+	proposalOutcomeLabels = []string{"created", "approved", "rejected"}
 	// capLabels are the cap label values of teammem_caps_hit_total.
 	capLabels = []string{"max_entries", "max_entry_bytes", "max_body_bytes"}
 	// suppressLabels are the reasons of teammem_pushes_suppressed_total.
@@ -42,6 +44,9 @@ func (m *Metrics) InitOrg(org string) {
 	}
 	for _, r := range suppressLabels {
 		m.PushesSuppressed.WithLabelValues(org, r)
+	}
+	for _, o := range proposalOutcomeLabels {
+		m.Proposals.WithLabelValues(org, o)
 	}
 	m.EntriesWritten.WithLabelValues(org)
 	m.TombstonesRefused.WithLabelValues(org)

@@ -47,12 +47,19 @@ type Metrics struct {
 	Pulls *prometheus.CounterVec
 	// Pushes counts pushes by org, API and outcome (ok, noop, conflict,
 	// too_many_entries, entry_too_large, request_too_large,
-	// secret_rejected, rate_limited, invalid, error).
+	// secret_rejected, poisoning_rejected, held, rate_limited, invalid,
+	// error).
 	Pushes *prometheus.CounterVec
 	// EntriesWritten counts entries written (upserts, deletes, restores) by org.
 	EntriesWritten *prometheus.CounterVec
 	// SecretsSkipped counts entries left out for secrets, by org and rule id.
 	SecretsSkipped *prometheus.CounterVec
+	// PoisonFindings counts poisoning-check findings on team writes, by
+	// org, rule id and what the policy did (flagged, held, rejected).
+	PoisonFindings *prometheus.CounterVec
+	// Proposals counts held team writes by org and outcome (created,
+	// approved, rejected).
+	Proposals *prometheus.CounterVec
 	// CapsHit counts writes refused by a cap, by org and cap
 	// (max_entries, max_entry_bytes, max_body_bytes).
 	CapsHit *prometheus.CounterVec
@@ -94,6 +101,12 @@ func New() *Metrics {
 		SecretsSkipped: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "teammem_secrets_skipped_total", Help: "Entries left out because a secret was found, by org and rule id.",
 		}, []string{"org", "rule"}),
+		PoisonFindings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_poisoning_findings_total", Help: "Poisoning-check findings on team writes, by org, rule id and action (flagged, held, rejected).",
+		}, []string{"org", "rule", "action"}),
+		Proposals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "teammem_proposals_total", Help: "Team writes held for review, by org and outcome (created, approved, rejected).",
+		}, []string{"org", "outcome"}),
 		CapsHit: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "teammem_caps_hit_total", Help: "Writes refused by a cap, by org and cap.",
 		}, []string{"org", "cap"}),
@@ -105,7 +118,7 @@ func New() *Metrics {
 		}, []string{"org", "reason"}),
 	}
 	r.MustRegister(m.HTTPRequests, m.HTTPDuration, m.Pulls, m.Pushes, m.EntriesWritten, m.SecretsSkipped,
-		m.CapsHit, m.TombstonesRefused, m.PushesSuppressed)
+		m.CapsHit, m.TombstonesRefused, m.PushesSuppressed, m.PoisonFindings, m.Proposals)
 	m.Client = NewClientMetrics()
 	if err := m.Client.Register(r); err != nil {
 		panic("register client metrics: " + err.Error()) // a name clash on a fresh registry: a programming error

@@ -73,6 +73,42 @@ type WriteResult struct {
 	// SkippedTombstoned lists upserts left out as stale copies of content
 	// deleted recently: the client should apply the deletion instead.
 	SkippedTombstoned []string `json:"skippedTombstoned"`
+	// Findings are the poisoning checks' findings on what was written
+	// (stored with the versions; the org's poisoning policy is flag).
+	Findings []teammem.PoisonFinding `json:"findings"`
+}
+
+// HeldWrite is the 202 body of a /v1 write held for review: nothing was
+// written; the proposal waits for an admin (GET /v1/proposals/{id}). A
+// client keeps its local copy and does not send it again.
+type HeldWrite struct {
+	Status   string           `json:"status"` // always "held_for_review"
+	Proposal teammem.Proposal `json:"proposal"`
+	// SkippedSecrets and SkippedTombstoned are as in WriteResult: the
+	// upserts the proposal left out.
+	SkippedSecrets    []teammem.SkippedSecret `json:"skippedSecrets"`
+	SkippedTombstoned []string                `json:"skippedTombstoned"`
+}
+
+// HeldStatus is HeldWrite.Status.
+const HeldStatus = "held_for_review"
+
+// ProposalList is the body of GET /v1/proposals.
+type ProposalList struct {
+	Proposals []teammem.Proposal `json:"proposals"`
+}
+
+// ProposalDecision is the body of POST /v1/proposals/{id}/reject (and,
+// optionally, approve): a note for the author and the audit log.
+type ProposalDecision struct {
+	Note string `json:"note"`
+}
+
+// ProposalApproved is the 200 body of an approval: the proposal as decided
+// and the write that applied it.
+type ProposalApproved struct {
+	Proposal teammem.Proposal `json:"proposal"`
+	Write    WriteResult      `json:"write"`
 }
 
 // EntryWriteResult reports a single-entry write or restore: the WriteResult
@@ -92,4 +128,19 @@ type History struct {
 // RestoreRequest is the body of POST .../entries/{key}/restore.
 type RestoreRequest struct {
 	Version int64 `json:"version"`
+}
+
+// IndexLint is the body of GET .../MEMORY.md?lint=1.
+type IndexLint struct {
+	// Content is MEMORY.md as Claude Code loads it (truncated, with the
+	// warning), or the index rendered from the topic files when the space
+	// stores none (Rendered).
+	Content   string `json:"content"`
+	Rendered  bool   `json:"rendered"`
+	Truncated bool   `json:"truncated"`
+	// Problems are the index lint's (dangling links, unindexed topics,
+	// long lines, bad frontmatter, duplicate names, over the limit).
+	Problems []teammem.LintProblem `json:"problems"`
+	// Findings are the poisoning checks' findings on the live entries.
+	Findings []teammem.PoisonFinding `json:"findings"`
 }

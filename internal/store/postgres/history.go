@@ -44,7 +44,7 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 		if ok, err := teammem.PlanRedact(v, head, err == nil); err != nil || !ok {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, redacted_at = $5, redacted_by = $6
+		if _, err := tx.Exec(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, findings = '', redacted_at = $5, redacted_by = $6
 			WHERE org_id = $1 AND space_id = $2 AND key = $3 AND version = $4`,
 			orgID, spaceID, p.Key, p.Version, p.At.UTC().Truncate(time.Microsecond), nullID(p.By)); err != nil {
 			return fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))

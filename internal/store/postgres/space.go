@@ -159,10 +159,10 @@ func (w *writeTx) PutEntry(_ context.Context, c teammem.EntryChange, h teammem.E
 				client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id`,
 		next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt, h.MemoryID)
 	w.queue("record version of "+strconvQuote(c.Key), `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
-				memory_id, api_key_id, api, session_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+				memory_id, api_key_id, api, session_id, findings)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		next.OrgID, next.ID, c.Key, next.Version, string(c.Op), h.Checksum, h.Size, content, author, actor.ClientID, next.UpdatedAt,
-		h.MemoryID, actor.KeyID, actor.API, actor.SessionID)
+		h.MemoryID, actor.KeyID, actor.API, actor.SessionID, teammem.EncodeFindings(c.Findings))
 	return nil
 }
 

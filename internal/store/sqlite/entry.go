@@ -109,17 +109,19 @@ func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]t
 // a subquery so that the version queries keep a single join.
 const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.handle, ''), v.client_id, v.created_at,
 	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), ''),
-	v.id, v.memory_id, v.api_key_id, v.api, v.session_id, coalesce(v.author_id, 0), v.space_id`
+	v.id, v.memory_id, v.api_key_id, v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings`
 
 func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
 	var created int64
 	var redacted sql.NullInt64
+	var findings string
 	if err := row.Scan(append([]any{&v.Key, &v.Version, &v.Op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &created,
 		&redacted, &v.RedactedBy,
-		&v.ID, &v.MemoryID, &v.KeyID, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID}, extra...)...); err != nil {
+		&v.ID, &v.MemoryID, &v.KeyID, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
+	v.Findings = teammem.DecodeFindings(findings)
 	v.CreatedAt = fromMicros(created)
 	v.RedactedAt = ptrFromMicros(redacted)
 	return v, nil

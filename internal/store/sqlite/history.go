@@ -55,7 +55,7 @@ func (db *DB) redact(ctx context.Context, orgID, spaceID int64, p teammem.Versio
 		return v, false, err
 	}
 	by := sql.NullInt64{Int64: p.By, Valid: p.By != 0}
-	if _, err := tx.ExecContext(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, redacted_at = ?, redacted_by = ?
+	if _, err := tx.ExecContext(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, findings = '', redacted_at = ?, redacted_by = ?
 		WHERE org_id = ? AND space_id = ? AND key = ? AND version = ?`, micros(p.At), by, orgID, spaceID, p.Key, p.Version); err != nil {
 		return v, false, fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))
 	}

@@ -76,8 +76,8 @@ const (
 			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
 			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id`
 	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
-			memory_id, api_key_id, api, session_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+			memory_id, api_key_id, api, session_id, findings)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateHeadSQL = `UPDATE spaces SET version = ?, checksum = ?, entry_count = ?, total_bytes = ?, updated_at = ?
 		WHERE org_id = ? AND id = ?`
 )
@@ -157,7 +157,7 @@ func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem
 	}
 	_, err := w.stmt(ctx, insertVersionSQL).ExecContext(ctx,
 		w.orgID, w.spaceID, c.Key, head.Version, c.Op, h.Checksum, h.Size, content, author, actor.ClientID, at,
-		h.MemoryID, actor.KeyID, actor.API, actor.SessionID)
+		h.MemoryID, actor.KeyID, actor.API, actor.SessionID, teammem.EncodeFindings(c.Findings))
 	return interpret(err)
 }
 

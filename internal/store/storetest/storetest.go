@@ -52,6 +52,8 @@ func Run(t *testing.T, open Opener) {
 		"MemoryStores":        testMemoryStores,
 		"ConsoleSessions":     testConsoleSessions,
 		"ConsoleOverview":     testConsoleOverview,
+		"VersionFindings":     testVersionFindings,
+		"Proposals":           testProposals,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

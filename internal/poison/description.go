@@ -1,0 +1,88 @@
+package poison
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// A description must share at least one word with the file's name and body
+// once both have something to compare: the index (and the manifest the
+// agent picks files by) shows the description, while the agent acts on
+// the body.
+const (
+	minDescriptionWords = 3  // content words in the description
+	minBodyWords        = 12 // content words in the body
+	stemLen             = 5  // words match on their first letters
+)
+
+// typeClaimRE: a description that opens by naming a memory type.
+var typeClaimRE = regexp.MustCompile(`(?i)^\s*\(?(user|feedback|project|reference)\)?\s*(memory\s*)?[:\-–—]`)
+
+func checkDescription(d *doc) []hit {
+	if !teammem.IsTopicFile(d.key) {
+		return nil
+	}
+	fm, body, ok := teammem.ParseFrontmatter(d.content)
+	if !ok || fm.Err != nil || strings.TrimSpace(fm.Description) == "" {
+		return nil
+	}
+	line := descriptionLine(d.lines)
+	if m := typeClaimRE.FindStringSubmatch(fm.Description); m != nil && fm.Type != "" &&
+		!strings.EqualFold(m[1], string(fm.Type)) {
+		return []hit{{line: line, text: fm.Description}}
+	}
+	desc := contentStems(fm.Description)
+	bodyStems := contentStems(fm.Name + " " + body)
+	if len(desc) < minDescriptionWords || len(bodyStems) < minBodyWords {
+		return nil
+	}
+	for s := range desc {
+		if bodyStems[s] {
+			return nil
+		}
+	}
+	return []hit{{line: line, text: fm.Description}}
+}
+
+// descriptionLine is the 1-based line of the frontmatter's description key.
+func descriptionLine(lines []string) int {
+	for i, l := range lines {
+		if i > 0 && strings.TrimSpace(l) == "---" {
+			break
+		}
+		if strings.HasPrefix(strings.TrimSpace(l), "description:") {
+			return i + 1
+		}
+	}
+	return 1
+}
+
+// contentStems returns the first stemLen letters of each word of four or
+// more letters that is not a stop word, lower-cased.
+func contentStems(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if len([]rune(w)) < 4 || stopWords[w] {
+			continue
+		}
+		if r := []rune(w); len(r) > stemLen {
+			w = string(r[:stemLen])
+		}
+		out[w] = true
+	}
+	return out
+}
+
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`about above after again against also always because been before being below between both
+		does doing down during each from further have having here into just more most much must never only other over same
+		should some such than that their them then there these they this those through under until very what when where which
+		while with within would your yours used uses using make makes made like note notes file files memory memories`) {
+		m[w] = true
+	}
+	return m
+}()

@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"github.com/teammem/teammem/internal/teammem"
+)
+
+// proposalColumns are a proposal's columns with its author's and decider's
+// handles; changesCol is "p.changes" or, for lists, "'[]'".
+func proposalColumns(changesCol string) string {
+	return `p.id, p.repo, p.scope, coalesce(p.author_id, 0), coalesce(u.handle, ''), p.client_id, p.api, p.status, p.reason, ` +
+		changesCol + `, p.findings, p.created_at, p.decided_at, coalesce((SELECT d.handle FROM users d WHERE d.id = p.decided_by), ''), p.note
+		FROM proposals p LEFT JOIN users u ON u.id = p.author_id`
+}
+
+func scanProposal(row rowScanner) (teammem.Proposal, error) {
+	var p teammem.Proposal
+	var changes, findings string
+	var created int64
+	var decided sql.NullInt64
+	if err := row.Scan(&p.ID, &p.Repo, &p.Scope, &p.AuthorID, &p.Author, &p.ClientID, &p.API, &p.Status, &p.Reason,
+		&changes, &findings, &created, &decided, &p.DecidedBy, &p.Note); err != nil {
+		return p, interpret(err)
+	}
+	p.CreatedAt, p.DecidedAt = fromMicros(created), ptrFromMicros(decided)
+	if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
+		return p, err
+	}
+	p.Findings = teammem.DecodeFindings(findings)
+	return p, nil
+}
+
+// ProposalCreate stores a pending proposal.
+func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposal) (teammem.Proposal, error) {
+	changes, err := json.Marshal(p.Changes)
+	if err != nil {
+		return p, err
+	}
+	var id int64
+	err = db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, status, reason, changes, findings, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) RETURNING id`, orgID, p.Repo, string(p.Scope),
+		sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.Reason, string(changes),
+		teammem.EncodeFindings(p.Findings), micros(now())).Scan(&id)
+	if err != nil {
+		return p, interpret(err)
+	}
+	return db.proposalGet(ctx, db.w, orgID, id)
+}
+
+// ProposalGet returns one proposal of the org.
+func (db *DB) ProposalGet(ctx context.Context, orgID, id int64) (teammem.Proposal, error) {
+	return db.proposalGet(ctx, db.r, orgID, id)
+}
+
+type queryRower interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (db *DB) proposalGet(ctx context.Context, q queryRower, orgID, id int64) (teammem.Proposal, error) {
+	p, err := scanProposal(q.QueryRowContext(ctx, `SELECT `+proposalColumns("p.changes")+` WHERE p.org_id = ? AND p.id = ?`, orgID, id))
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		return p, teammem.Errorf(teammem.ENotFound, "proposal %d not found", id)
+	}
+	return p, err
+}
+
+// ProposalList pages an org's proposals, newest first, without content:
+// each change keeps its key, op and base.
+func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalFilter) ([]teammem.Proposal, error) {
+	if f.Limit <= 0 || f.Limit > 1000 {
+		f.Limit = 100
+	}
+	// json_remove drops each change's content inside SQLite.
+	rows, err := db.query(ctx, `SELECT `+proposalColumns(`(SELECT json_group_array(json_remove(c.value, '$.content')) FROM json_each(p.changes) c)`)+`
+		WHERE p.org_id = ? AND (? = '' OR p.status = ?) AND (? = 0 OR p.author_id = ?) AND (? = '' OR p.repo = ?) AND (? = 0 OR p.id < ?)
+		ORDER BY p.id DESC LIMIT ?`, orgID, string(f.Status), string(f.Status), f.AuthorID, f.AuthorID, f.Repo, f.Repo, f.BeforeID, f.BeforeID, f.Limit)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Proposal
+	for rows.Next() {
+		p, err := scanProposal(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, interpret(rows.Err())
+}
+
+// ProposalDecide moves a pending proposal to its decision.
+func (db *DB) ProposalDecide(ctx context.Context, orgID, id int64, d teammem.ProposalDecideParams) (teammem.Proposal, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return teammem.Proposal{}, interpret(err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE proposals SET status = ?, decided_at = ?, decided_by = ?, note = ?
+		WHERE org_id = ? AND id = ? AND status = 'pending'`, string(d.Status), micros(d.At),
+		sql.NullInt64{Int64: d.By, Valid: d.By != 0}, d.Note, orgID, id)
+	if err != nil {
+		return teammem.Proposal{}, interpret(err)
+	}
+	n, _ := res.RowsAffected()
+	p, err := db.proposalGet(ctx, tx, orgID, id)
+	if err != nil {
+		return p, err
+	}
+	if n == 0 {
+		return p, teammem.Errorf(teammem.EConflict, "proposal %d was %s already", id, p.Status)
+	}
+	return p, interpret(tx.Commit())
+}

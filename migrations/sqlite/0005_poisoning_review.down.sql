@@ -1,0 +1,3 @@
+DROP INDEX proposals_org;
+DROP TABLE proposals;
+ALTER TABLE entry_versions DROP COLUMN findings;
