@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		"VersionsPurgeCount":  testVersionsPurgeByCount,
 		"VersionRedact":       testVersionRedact,
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
+		"WriteFairness":       testWriteFairness,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

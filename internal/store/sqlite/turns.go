@@ -1,0 +1,194 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// Every write of every org needs the one writer connection. Left to
+// database/sql, writers waiting for it are served in random order: an org
+// with eight large batches queued ahead holds another org's small write for
+// several of them. turns hands the writer out instead, one writer at a
+// time: within an org in arrival order, across orgs round-robin, the org
+// served longest ago first. An org's write that arrives while another org's
+// batch commits is therefore next, whatever else that org has queued; it
+// waits for at most one write of each other org that is waiting too.
+
+// turns queues the writers of the writer connection by org.
+type turns struct {
+	mu      sync.Mutex
+	busy    bool                // a writer holds the connection
+	seq     uint64              // admissions and arrivals so far, for order
+	served  map[int64]uint64    // org → seq of its latest admission
+	waiting map[int64][]*waiter // org → its waiting writers, oldest first
+}
+
+// waiter is one writer waiting for its turn.
+type waiter struct {
+	org     int64
+	arrived uint64
+	ready   chan struct{} // closed when the writer's turn has come
+}
+
+// maxServed bounds how many orgs' latest admissions turns remembers; past
+// it, orgs that wait for nothing are forgotten and count as never served.
+const maxServed = 4096
+
+func newTurns() *turns {
+	return &turns{served: map[int64]uint64{}, waiting: map[int64][]*waiter{}}
+}
+
+// acquire waits for org's writer turn (the server's own writes use org 0).
+// It returns ctx's error, holding no turn, when ctx ends first. Every
+// acquire that returned nil is followed by exactly one release.
+func (t *turns) acquire(ctx context.Context, org int64) error {
+	t.mu.Lock()
+	if !t.busy {
+		t.busy = true
+		t.admitLocked(org)
+		t.mu.Unlock()
+		return nil
+	}
+	t.seq++
+	w := &waiter{org: org, arrived: t.seq, ready: make(chan struct{})}
+	t.waiting[org] = append(t.waiting[org], w)
+	t.mu.Unlock()
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+	}
+	t.mu.Lock()
+	select {
+	case <-w.ready:
+		// The turn came as ctx ended: pass it on.
+		t.mu.Unlock()
+		t.release()
+	default:
+		t.removeLocked(w)
+		t.mu.Unlock()
+	}
+	return ctx.Err()
+}
+
+// release ends the current turn and starts the next writer's.
+func (t *turns) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next := t.nextLocked()
+	if next == nil {
+		t.busy = false
+		return
+	}
+	t.removeLocked(next)
+	t.admitLocked(next.org)
+	close(next.ready)
+}
+
+// nextLocked returns the oldest waiter of the waiting org served longest
+// ago (orgs never served first, by arrival), or nil.
+func (t *turns) nextLocked() *waiter {
+	var best *waiter
+	for org, ws := range t.waiting {
+		w := ws[0]
+		if best == nil || t.served[org] < t.served[best.org] ||
+			(t.served[org] == t.served[best.org] && w.arrived < best.arrived) {
+			best = w
+		}
+	}
+	return best
+}
+
+func (t *turns) admitLocked(org int64) {
+	if _, ok := t.served[org]; !ok && len(t.served) >= maxServed {
+		for o := range t.served {
+			if len(t.waiting[o]) == 0 {
+				delete(t.served, o)
+			}
+		}
+	}
+	t.seq++
+	t.served[org] = t.seq
+}
+
+func (t *turns) removeLocked(w *waiter) {
+	ws := t.waiting[w.org]
+	for i, x := range ws {
+		if x == w {
+			ws = append(ws[:i:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(t.waiting, w.org)
+	} else {
+		t.waiting[w.org] = ws
+	}
+}
+
+// WritersWaiting reports how many writers wait for the writer connection.
+func (db *DB) WritersWaiting() int { return db.turns.waiters() }
+
+func (t *turns) waiters() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, ws := range t.waiting {
+		n += len(ws)
+	}
+	return n
+}
+
+// writing runs fn, which uses the writer connection, in a turn of org.
+func (db *DB) writing(ctx context.Context, org int64, fn func() error) error {
+	if err := db.turns.acquire(ctx, org); err != nil {
+		return interpret(err)
+	}
+	defer db.turns.release()
+	return fn()
+}
+
+// begin starts a write transaction (IMMEDIATE: it takes SQLite's write
+// lock) in a turn of org, which Commit or Rollback ends.
+func (db *DB) begin(ctx context.Context, org int64) (*turnTx, error) {
+	if err := db.turns.acquire(ctx, org); err != nil {
+		return nil, interpret(err)
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		db.turns.release()
+		return nil, interpret(err)
+	}
+	return &turnTx{Tx: tx, turns: db.turns}, nil
+}
+
+// turnTx is a write transaction holding a writer turn.
+type turnTx struct {
+	*sql.Tx
+	turns *turns
+	done  bool
+}
+
+// Commit commits the transaction and ends the turn.
+func (tx *turnTx) Commit() error {
+	err := tx.Tx.Commit()
+	tx.end()
+	return err
+}
+
+// Rollback rolls the transaction back, when it was not committed, and ends
+// the turn.
+func (tx *turnTx) Rollback() error {
+	err := tx.Tx.Rollback()
+	tx.end()
+	return err
+}
+
+// end releases the turn once the transaction has given the connection back.
+func (tx *turnTx) end() {
+	if !tx.done {
+		tx.done = true
+		tx.turns.release()
+	}
+}
