@@ -4,24 +4,32 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // Every write of every org needs the one writer connection. Left to
 // database/sql, writers waiting for it are served in random order: an org
 // with eight large batches queued ahead holds another org's small write for
 // several of them. turns hands the writer out instead, one writer at a
-// time: within an org in arrival order, across orgs round-robin, the org
-// served longest ago first. An org's write that arrives while another org's
-// batch commits is therefore next, whatever else that org has queued; it
-// waits for at most one write of each other org that is waiting too.
+// time, fairly by the time each org has held it: the waiting org that used
+// the writer least goes next (within an org, writers go in arrival order).
+// An org whose batch just held the writer for 300 ms is charged 300 ms, so
+// another org's small writes that queued meanwhile all go before its next
+// batch: they wait for the batch in progress, not for the org's queue. An
+// org that starts waiting after a pause is charged as much as the org served
+// last, so it cannot bank idle time and then hold everyone else off.
 
 // turns queues the writers of the writer connection by org.
 type turns struct {
 	mu      sync.Mutex
-	busy    bool                // a writer holds the connection
-	seq     uint64              // admissions and arrivals so far, for order
-	served  map[int64]uint64    // org → seq of its latest admission
-	waiting map[int64][]*waiter // org → its waiting writers, oldest first
+	now     func() time.Time
+	busy    bool      // a writer holds the connection
+	holder  int64     // its org
+	since   time.Time // and when its turn began
+	seq     uint64    // arrivals so far, for order within a tie
+	clock   time.Duration
+	used    map[int64]time.Duration // org → writer time charged to it
+	waiting map[int64][]*waiter     // org → its waiting writers, oldest first
 }
 
 // waiter is one writer waiting for its turn.
@@ -31,12 +39,17 @@ type waiter struct {
 	ready   chan struct{} // closed when the writer's turn has come
 }
 
-// maxServed bounds how many orgs' latest admissions turns remembers; past
-// it, orgs that wait for nothing are forgotten and count as never served.
-const maxServed = 4096
+// maxOrgs bounds how many orgs' charges turns remembers; past it, orgs that
+// wait for nothing are forgotten, which costs them nothing: an org starting
+// to wait is charged at least the clock anyway.
+const maxOrgs = 4096
+
+// minCharge is the least a turn costs, so that even turns too short for
+// the clock to see count.
+const minCharge = time.Microsecond
 
 func newTurns() *turns {
-	return &turns{served: map[int64]uint64{}, waiting: map[int64][]*waiter{}}
+	return &turns{now: time.Now, used: map[int64]time.Duration{}, waiting: map[int64][]*waiter{}}
 }
 
 // acquire waits for org's writer turn (the server's own writes use org 0).
@@ -44,8 +57,10 @@ func newTurns() *turns {
 // acquire that returned nil is followed by exactly one release.
 func (t *turns) acquire(ctx context.Context, org int64) error {
 	t.mu.Lock()
+	if len(t.waiting[org]) == 0 {
+		t.used[org] = max(t.used[org], t.clock)
+	}
 	if !t.busy {
-		t.busy = true
 		t.admitLocked(org)
 		t.mu.Unlock()
 		return nil
@@ -72,10 +87,12 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 	return ctx.Err()
 }
 
-// release ends the current turn and starts the next writer's.
+// release ends the current turn, charging it to its org, and starts the
+// next writer's.
 func (t *turns) release() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.used[t.holder] += max(t.now().Sub(t.since), minCharge)
 	next := t.nextLocked()
 	if next == nil {
 		t.busy = false
@@ -86,14 +103,14 @@ func (t *turns) release() {
 	close(next.ready)
 }
 
-// nextLocked returns the oldest waiter of the waiting org served longest
-// ago (orgs never served first, by arrival), or nil.
+// nextLocked returns the oldest waiter of the waiting org charged least
+// (the earlier arrival on a tie), or nil.
 func (t *turns) nextLocked() *waiter {
 	var best *waiter
 	for org, ws := range t.waiting {
 		w := ws[0]
-		if best == nil || t.served[org] < t.served[best.org] ||
-			(t.served[org] == t.served[best.org] && w.arrived < best.arrived) {
+		if best == nil || t.used[org] < t.used[best.org] ||
+			(t.used[org] == t.used[best.org] && w.arrived < best.arrived) {
 			best = w
 		}
 	}
@@ -101,15 +118,15 @@ func (t *turns) nextLocked() *waiter {
 }
 
 func (t *turns) admitLocked(org int64) {
-	if _, ok := t.served[org]; !ok && len(t.served) >= maxServed {
-		for o := range t.served {
-			if len(t.waiting[o]) == 0 {
-				delete(t.served, o)
+	if len(t.used) > maxOrgs {
+		for o := range t.used {
+			if len(t.waiting[o]) == 0 && o != org {
+				delete(t.used, o)
 			}
 		}
 	}
-	t.seq++
-	t.served[org] = t.seq
+	t.busy, t.holder, t.since = true, org, t.now()
+	t.clock = max(t.clock, t.used[org])
 }
 
 func (t *turns) removeLocked(w *waiter) {
