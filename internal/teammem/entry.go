@@ -33,6 +33,9 @@ type EntryChange struct {
 	Key     string
 	Op      Op
 	Content string // for OpWrite and OpRestore
+	// Checksum is Content's checksum when the planner knew it already
+	// (ApplyChanges computes it when empty).
+	Checksum string
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame

@@ -133,6 +133,10 @@ type PlanInput struct {
 	Limits             Limits
 	TombstoneRetention time.Duration
 	Now                time.Time
+	// Checksums, when set, holds each upsert's content checksum by key,
+	// computed before the lock, so that hashing a large batch costs the
+	// writer nothing.
+	Checksums map[string]string
 }
 
 // Plan decides, under the space's write lock, what a request commits:
@@ -159,7 +163,10 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 	var rejected []SkippedSecret
 	for _, u := range req.Upserts {
 		head, exists := in.Heads[u.Key]
-		sum := EntryChecksum(u.Content)
+		sum, known := in.Checksums[u.Key]
+		if !known {
+			sum = EntryChecksum(u.Content)
+		}
 		switch {
 		case exists && !head.Deleted && head.Checksum == sum:
 			continue // no-op
@@ -178,7 +185,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 				continue
 			}
 		}
-		changes = append(changes, EntryChange{Key: u.Key, Op: op, Content: u.Content})
+		changes = append(changes, EntryChange{Key: u.Key, Op: op, Content: u.Content, Checksum: sum})
 		res.Written = append(res.Written, u.Key)
 	}
 	if len(rejected) > 0 {
@@ -311,7 +318,10 @@ func ApplyChanges(heads map[string]Entry, changes []EntryChange, version int64, 
 			e.Deleted = true
 			e.Checksum = heads[c.Key].Checksum
 		} else {
-			e.Checksum = EntryChecksum(c.Content)
+			e.Checksum = c.Checksum
+			if e.Checksum == "" {
+				e.Checksum = EntryChecksum(c.Content)
+			}
 			e.Size = len(c.Content)
 		}
 		out[c.Key] = e
