@@ -209,11 +209,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
 
-// PoolStats reports both pools (the writer and the readers) together.
+// PoolStats reports both pools (the writer and the readers) together; the
+// waits include those for a writer turn, where writers queue before the
+// writer pool.
 func (db *DB) PoolStats() teammem.PoolStats {
 	w, r := db.w.Stats(), db.r.Stats()
+	tw, td := db.turns.stats()
 	return teammem.PoolStats{InUse: w.InUse + r.InUse, Idle: w.Idle + r.Idle, Max: w.MaxOpenConnections + r.MaxOpenConnections,
-		WaitCount: w.WaitCount + r.WaitCount, WaitDuration: w.WaitDuration + r.WaitDuration}
+		WaitCount: w.WaitCount + r.WaitCount + tw, WaitDuration: w.WaitDuration + r.WaitDuration + td}
 }
 
 // queryRow runs a read through a statement prepared on the read pool.

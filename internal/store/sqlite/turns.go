@@ -30,12 +30,15 @@ type turns struct {
 	clock   time.Duration
 	used    map[int64]time.Duration // org → writer time charged to it
 	waiting map[int64][]*waiter     // org → its waiting writers, oldest first
+	waits   int64                   // writers that had to wait, for PoolStats
+	waited  time.Duration           // and how long they waited in all
 }
 
 // waiter is one writer waiting for its turn.
 type waiter struct {
 	org     int64
 	arrived uint64
+	since   time.Time
 	ready   chan struct{} // closed when the writer's turn has come
 }
 
@@ -66,7 +69,7 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 		return nil
 	}
 	t.seq++
-	w := &waiter{org: org, arrived: t.seq, ready: make(chan struct{})}
+	w := &waiter{org: org, arrived: t.seq, since: t.now(), ready: make(chan struct{})}
 	t.waiting[org] = append(t.waiting[org], w)
 	t.mu.Unlock()
 	select {
@@ -82,6 +85,7 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 		t.release()
 	default:
 		t.removeLocked(w)
+		t.waits, t.waited = t.waits+1, t.waited+t.now().Sub(w.since)
 		t.mu.Unlock()
 	}
 	return ctx.Err()
@@ -100,6 +104,7 @@ func (t *turns) release() {
 	}
 	t.removeLocked(next)
 	t.admitLocked(next.org)
+	t.waits, t.waited = t.waits+1, t.waited+t.since.Sub(next.since)
 	close(next.ready)
 }
 
@@ -146,6 +151,13 @@ func (t *turns) removeLocked(w *waiter) {
 
 // WritersWaiting reports how many writers wait for the writer connection.
 func (db *DB) WritersWaiting() int { return db.turns.waiters() }
+
+// stats reports how many writers waited for a turn and how long in all.
+func (t *turns) stats() (int64, time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.waits, t.waited
+}
 
 func (t *turns) waiters() int {
 	t.mu.Lock()
