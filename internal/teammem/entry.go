@@ -47,6 +47,9 @@ type EntryChange struct {
 	// Findings are the poisoning checks' findings on Content, stored with
 	// the version (team spaces only).
 	Findings []PoisonFinding
+	// Checksum is Content's checksum when the planner knew it already
+	// (ApplyChanges computes it when empty).
+	Checksum string
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame

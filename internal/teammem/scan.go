@@ -26,7 +26,7 @@ type scanResult struct {
 }
 
 // before scans the upserts the plan will likely need.
-func (s *scanner) before(ctx context.Context, store Store, space Space, req WriteRequest) error {
+func (s *scanner) before(ctx context.Context, store Store, space Space, req WriteRequest, sums map[string]string) error {
 	if s.w.Scanner == nil {
 		return nil
 	}
@@ -39,7 +39,7 @@ func (s *scanner) before(ctx context.Context, store Store, space Space, req Writ
 		heads = h
 	}
 	for _, u := range req.Upserts {
-		if h, ok := heads[u.Key]; ok && !h.Deleted && h.Checksum == EntryChecksum(u.Content) {
+		if h, ok := heads[u.Key]; ok && !h.Deleted && h.Checksum == sums[u.Key] {
 			continue // unchanged: Plan will not ask
 		}
 		s.scan(u.Key, u.Content)

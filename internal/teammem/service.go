@@ -100,14 +100,20 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		return res, call.Missing
 	}
 	repo, space := call.Target.Repo, call.Target.Space
+	// Hashed once, outside any lock.
+	sums := make(map[string]string, len(req.Upserts))
+	for _, u := range req.Upserts {
+		sums[u.Key] = EntryChecksum(u.Content)
+	}
 	sc := scanner{w: w, org: p.Org, done: map[string]scanResult{}}
-	if err := sc.before(ctx, w.Store, space, req); err != nil {
+	if err := sc.before(ctx, w.Store, space, req, sums); err != nil {
 		return res, err
 	}
 	poison := w.poisonChecks(call)
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention,
-			Now: w.now(), Scan: sc.lookup, Poison: poison, PoisonReject: rejectsPoison(call, limits)}
+			Now: w.now(), Scan: sc.lookup, Poison: poison, PoisonReject: rejectsPoison(call, limits),
+			Checksums: sums}
 		changes, r, err := Plan(req, in)
 		if err == nil && len(sc.missing) > 0 {
 			return nil, r, errRescan

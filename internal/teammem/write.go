@@ -156,6 +156,10 @@ type PlanInput struct {
 	Limits             Limits
 	TombstoneRetention time.Duration
 	Now                time.Time
+	// Checksums, when set, holds each upsert's content checksum by key,
+	// computed before the lock, so that hashing a large batch costs the
+	// writer nothing.
+	Checksums map[string]string
 }
 
 // Plan decides, under the space's write lock, what a request commits:
@@ -182,7 +186,10 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 	var rejected []SkippedSecret
 	for _, u := range req.Upserts {
 		head, exists := in.Heads[u.Key]
-		sum := EntryChecksum(u.Content)
+		sum, known := in.Checksums[u.Key]
+		if !known {
+			sum = EntryChecksum(u.Content)
+		}
 		switch {
 		case exists && !head.Deleted && head.Checksum == sum:
 			continue // no-op
@@ -201,7 +208,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 				continue
 			}
 		}
-		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID}
+		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID, Checksum: sum}
 		if in.Poison != nil {
 			// Only content the secret scan passed is checked, so an
 			// excerpt never shows a secret the scanner knows of.
@@ -346,7 +353,10 @@ func ApplyChanges(heads map[string]Entry, changes []EntryChange, version int64, 
 			e.Checksum = head.Checksum
 			e.MemoryID = head.MemoryID
 		} else {
-			e.Checksum = EntryChecksum(c.Content)
+			e.Checksum = c.Checksum
+			if e.Checksum == "" {
+				e.Checksum = EntryChecksum(c.Content)
+			}
 			e.Size = len(c.Content)
 			e.MemoryID = memoryIDOf(c, head, had)
 		}

@@ -18,9 +18,11 @@ func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent
 	if at.IsZero() {
 		at = now()
 	}
-	_, err = db.w.ExecContext(ctx, insertAuditSQL, orgID, sql.NullInt64{Int64: e.ActorID, Valid: e.ActorID != 0}, e.Action, e.Repo, e.Target,
-		details, micros(at))
-	return interpret(err)
+	return db.writing(ctx, orgID, func() error {
+		_, err := db.w.ExecContext(ctx, insertAuditSQL, orgID, sql.NullInt64{Int64: e.ActorID, Valid: e.ActorID != 0}, e.Action, e.Repo, e.Target,
+			details, micros(at))
+		return interpret(err)
+	})
 }
 
 // auditDetails encodes an event's details as stored: a JSON object, "{}"

@@ -16,9 +16,11 @@ const microsPerDay = int64(24 * time.Hour / time.Microsecond)
 
 // ConsoleSessionCreate stores a new session.
 func (db *DB) ConsoleSessionCreate(ctx context.Context, orgID int64, s teammem.ConsoleSession) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO console_sessions (id_hash, org_id, key_hash, csrf, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, s.IDHash, orgID, s.KeyHash, s.CSRF, micros(s.CreatedAt), micros(s.ExpiresAt))
-	return interpret(err)
+	return db.writing(ctx, orgID, func() error {
+		_, err := db.w.ExecContext(ctx, `INSERT INTO console_sessions (id_hash, org_id, key_hash, csrf, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, s.IDHash, orgID, s.KeyHash, s.CSRF, micros(s.CreatedAt), micros(s.ExpiresAt))
+		return interpret(err)
+	})
 }
 
 // ConsoleSessionGet returns a live session by the hash of its id.
@@ -36,15 +38,20 @@ func (db *DB) ConsoleSessionGet(ctx context.Context, idHash []byte, now time.Tim
 
 // ConsoleSessionDelete ends a session and sweeps expired ones.
 func (db *DB) ConsoleSessionDelete(ctx context.Context, idHash []byte, now time.Time) error {
-	_, err := db.w.ExecContext(ctx, `DELETE FROM console_sessions WHERE id_hash = ? OR expires_at <= ?`, idHash, micros(now))
-	return interpret(err)
+	// The session's org is not known here: the turn is org 0's.
+	return db.writing(ctx, 0, func() error {
+		_, err := db.w.ExecContext(ctx, `DELETE FROM console_sessions WHERE id_hash = ? OR expires_at <= ?`, idHash, micros(now))
+		return interpret(err)
+	})
 }
 
 // LoginLinkCreate stores a one-time login link.
 func (db *DB) LoginLinkCreate(ctx context.Context, orgID int64, l teammem.LoginLink) error {
-	_, err := db.w.ExecContext(ctx, `INSERT INTO console_login_links (token_hash, org_id, key_hash, expires_at) VALUES (?, ?, ?, ?)`,
-		l.TokenHash, orgID, l.KeyHash, micros(l.ExpiresAt))
-	return interpret(err)
+	return db.writing(ctx, orgID, func() error {
+		_, err := db.w.ExecContext(ctx, `INSERT INTO console_login_links (token_hash, org_id, key_hash, expires_at) VALUES (?, ?, ?, ?)`,
+			l.TokenHash, orgID, l.KeyHash, micros(l.ExpiresAt))
+		return interpret(err)
+	})
 }
 
 // LoginLinkRedeem uses up a link in one statement, so that of two
@@ -52,9 +59,11 @@ func (db *DB) LoginLinkCreate(ctx context.Context, orgID int64, l teammem.LoginL
 func (db *DB) LoginLinkRedeem(ctx context.Context, tokenHash []byte, now time.Time) (teammem.LoginLink, error) {
 	l := teammem.LoginLink{TokenHash: tokenHash}
 	var expires int64
-	err := db.w.QueryRowContext(ctx, `UPDATE console_login_links SET used_at = ?
-		WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?
-		RETURNING org_id, key_hash, expires_at`, micros(now), tokenHash, micros(now)).Scan(&l.OrgID, &l.KeyHash, &expires)
+	err := db.writing(ctx, 0, func() error {
+		return db.w.QueryRowContext(ctx, `UPDATE console_login_links SET used_at = ?
+			WHERE token_hash = ? AND used_at IS NULL AND expires_at > ?
+			RETURNING org_id, key_hash, expires_at`, micros(now), tokenHash, micros(now)).Scan(&l.OrgID, &l.KeyHash, &expires)
+	})
 	if err != nil {
 		return l, interpret(err)
 	}

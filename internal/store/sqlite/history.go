@@ -31,13 +31,13 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 	}
 	// A retry after a failed scrub finds the version redacted and scrubs
 	// again.
-	return v, changed, db.scrub(ctx)
+	return v, changed, db.scrub(ctx, orgID)
 }
 
 func (db *DB) redact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
-		return teammem.EntryVersion{}, false, interpret(err)
+		return teammem.EntryVersion{}, false, err
 	}
 	defer tx.Rollback()
 	get := func() (teammem.EntryVersion, error) {
@@ -219,42 +219,54 @@ func (db *DB) versionsDelete(ctx context.Context, orgID int64, ids []int64) (int
 	if err != nil {
 		return 0, err
 	}
-	st, err := db.stmt(ctx, db.w, versionsDeleteSQL)
-	if err != nil {
-		return 0, err
-	}
-	res, err := st.ExecContext(ctx, orgID, string(list))
-	if err != nil {
-		return 0, fmt.Errorf("delete versions: %w", interpret(err))
-	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	var n int64
+	err = db.writing(ctx, orgID, func() error {
+		st, err := db.stmt(ctx, db.w, versionsDeleteSQL)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, orgID, string(list))
+		if err != nil {
+			return fmt.Errorf("delete versions: %w", interpret(err))
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	return int(n), err
 }
 
 // SpaceVersionsPurge deletes every version of a space, DefaultPurgeBatch
 // rows per transaction, then scrubs.
 func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error) {
-	st, err := db.stmt(ctx, db.w, spaceVersionsDeleteSQL)
-	if err != nil {
-		return 0, err
-	}
 	total := 0
 	for {
-		res, err := st.ExecContext(ctx, orgID, spaceID, teammem.DefaultPurgeBatch)
-		if err != nil {
-			return total, fmt.Errorf("delete versions of space %d: %w", spaceID, interpret(err))
-		}
-		n, _ := res.RowsAffected()
+		// One turn per batch, so other writers go between batches.
+		var n int64
+		err := db.writing(ctx, orgID, func() error {
+			st, err := db.stmt(ctx, db.w, spaceVersionsDeleteSQL)
+			if err != nil {
+				return err
+			}
+			res, err := st.ExecContext(ctx, orgID, spaceID, teammem.DefaultPurgeBatch)
+			if err != nil {
+				return fmt.Errorf("delete versions of space %d: %w", spaceID, interpret(err))
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
 		total += int(n)
+		if err != nil {
+			return total, err
+		}
 		if n < teammem.DefaultPurgeBatch {
 			break
 		}
 	}
-	return total, db.scrub(ctx)
+	return total, db.scrub(ctx, orgID)
 }
 
 // HistoryScrub zeroes what deletes freed out of the files (see scrub).
-func (db *DB) HistoryScrub(ctx context.Context) error { return db.scrub(ctx) }
+func (db *DB) HistoryScrub(ctx context.Context) error { return db.scrub(ctx, 0) }
 
 // vacuumStep is the most pages one incremental vacuum step moves.
 const vacuumStep = 1000
@@ -263,14 +275,17 @@ const vacuumStep = 1000
 // files (see the top of this file), and gives freed pages back to the file
 // system. It fails with EUnavailable when readers kept the WAL busy past
 // the busy timeout: the old frames then survive until a later scrub, and
-// the caller should retry.
-func (db *DB) scrub(ctx context.Context) error {
-	if err := db.vacuumFree(ctx); err != nil {
+// the caller should retry. Each step takes a writer turn of org.
+func (db *DB) scrub(ctx context.Context, org int64) error {
+	if err := db.vacuumFree(ctx, org); err != nil {
 		return err
 	}
 	var busy, frames, done int
-	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done); err != nil {
-		return interpret(err)
+	err := db.writing(ctx, org, func() error {
+		return interpret(db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done))
+	})
+	if err != nil {
+		return err
 	}
 	if busy != 0 {
 		return teammem.Errorf(teammem.EUnavailable, "readers kept the write-ahead log busy, so it still holds erased bytes; retry")
@@ -282,23 +297,28 @@ func (db *DB) scrub(ctx context.Context) error {
 // transaction, so no step holds the writer for long. Only databases created
 // with auto_vacuum=INCREMENTAL can (Open creates every new one so); older
 // ones keep their free pages for reuse, zeroed.
-func (db *DB) vacuumFree(ctx context.Context) error {
+func (db *DB) vacuumFree(ctx context.Context, org int64) error {
 	var mode int
-	if err := db.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode); err != nil || mode != 2 {
-		return interpret(err)
+	err := db.writing(ctx, org, func() error { return interpret(db.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode)) })
+	if err != nil || mode != 2 {
+		return err
 	}
 	last := int64(-1)
 	for {
 		var free int64
-		if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+		err := db.writing(ctx, org, func() error {
+			if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+				return interpret(err)
+			}
+			if free == 0 || free == last {
+				return nil
+			}
+			_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep))
 			return interpret(err)
-		}
-		if free == 0 || free == last {
-			return nil
+		})
+		if err != nil || free == 0 || free == last {
+			return err
 		}
 		last = free
-		if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep)); err != nil {
-			return interpret(err)
-		}
 	}
 }

@@ -29,9 +29,9 @@ func scanKey(row rowScanner, extra ...any) (teammem.APIKey, error) {
 // keys and the insert share one transaction on the single writer
 // connection, so concurrent creates cannot both take the last slot.
 func (db *DB) KeyCreate(ctx context.Context, orgID int64, p teammem.KeyCreateParams) (teammem.APIKey, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
-		return teammem.APIKey{}, interpret(err)
+		return teammem.APIKey{}, err
 	}
 	defer tx.Rollback()
 	at := now()
@@ -100,14 +100,19 @@ func (db *DB) KeyList(ctx context.Context, orgID int64, f teammem.KeyFilter) ([]
 
 // KeyRevoke revokes a key; revoking twice keeps the first time.
 func (db *DB) KeyRevoke(ctx context.Context, orgID int64, keyID string, at time.Time) (teammem.APIKey, error) {
-	res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE org_id = ? AND id = ?`, micros(at), orgID, keyID)
-	if err != nil {
-		return teammem.APIKey{}, interpret(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return teammem.APIKey{}, teammem.Errorf(teammem.ENotFound, "key %q not found", keyID)
-	}
-	return scanKey(db.w.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? AND k.id = ?`, orgID, keyID))
+	var k teammem.APIKey
+	err := db.writing(ctx, orgID, func() error {
+		res, err := db.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE org_id = ? AND id = ?`, micros(at), orgID, keyID)
+		if err != nil {
+			return interpret(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return teammem.Errorf(teammem.ENotFound, "key %q not found", keyID)
+		}
+		k, err = scanKey(db.w.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? AND k.id = ?`, orgID, keyID))
+		return err
+	})
+	return k, err
 }
 
 // KeysTouch records last-use times.
@@ -115,9 +120,10 @@ func (db *DB) KeysTouch(ctx context.Context, used map[string]time.Time) error {
 	if len(used) == 0 {
 		return nil
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	// Keys of every org at once: the server's own turn.
+	tx, err := db.begin(ctx, 0)
 	if err != nil {
-		return interpret(err)
+		return err
 	}
 	defer tx.Rollback()
 	for id, at := range used {

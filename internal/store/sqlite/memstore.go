@@ -107,9 +107,9 @@ func (db *DB) MemoryStoreCreate(ctx context.Context, orgID int64, p teammem.Memo
 		return teammem.MemoryStore{}, err
 	}
 	uid, at := randomUID(), micros(now())
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
-		return teammem.MemoryStore{}, interpret(err)
+		return teammem.MemoryStore{}, err
 	}
 	defer tx.Rollback()
 	var repoID, spaceID int64
@@ -128,7 +128,7 @@ func (db *DB) MemoryStoreCreate(ctx context.Context, orgID int64, p teammem.Memo
 	if err := tx.Commit(); err != nil {
 		return teammem.MemoryStore{}, interpret(err)
 	}
-	return scanStore(db.w.QueryRowContext(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = ? AND s.id = ?`, orgID, spaceID))
+	return scanStore(db.r.QueryRowContext(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = ? AND s.id = ?`, orgID, spaceID))
 }
 
 // MemoryStoreUpdate changes an API store's fields.
@@ -152,21 +152,29 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 		sets, args = append(sets, "archived_at = coalesce(archived_at, ?)"), append(args, micros(*p.ArchivedAt))
 	}
 	sets, args = append(sets, "updated_at = ?"), append(args, micros(now()), orgID, spaceID)
-	res, err := db.w.ExecContext(ctx, `UPDATE memory_stores SET `+strings.Join(sets, ", ")+` WHERE org_id = ? AND space_id = ?`, args...)
+	var res sql.Result
+	err := db.writing(ctx, orgID, func() (err error) {
+		res, err = db.w.ExecContext(ctx, `UPDATE memory_stores SET `+strings.Join(sets, ", ")+` WHERE org_id = ? AND space_id = ?`, args...)
+		return err
+	})
 	if err != nil {
 		return teammem.MemoryStore{}, interpret(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return teammem.MemoryStore{}, teammem.Errorf(teammem.ENotFound, "not found")
 	}
-	return scanStore(db.w.QueryRowContext(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = ? AND s.id = ?`, orgID, spaceID))
+	return scanStore(db.r.QueryRowContext(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = ? AND s.id = ?`, orgID, spaceID))
 }
 
 // MemoryStoreDelete deletes an API store: its hidden repo row, which
 // cascades to the space, its entries and versions; then scrubs.
 func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error {
-	res, err := db.w.ExecContext(ctx, `DELETE FROM repos WHERE org_id = ? AND store = 1
-		AND id = (SELECT repo_id FROM spaces WHERE org_id = ? AND id = ?)`, orgID, orgID, spaceID)
+	var res sql.Result
+	err := db.writing(ctx, orgID, func() (err error) {
+		res, err = db.w.ExecContext(ctx, `DELETE FROM repos WHERE org_id = ? AND store = 1
+			AND id = (SELECT repo_id FROM spaces WHERE org_id = ? AND id = ?)`, orgID, orgID, spaceID)
+		return err
+	})
 	if err != nil {
 		return interpret(err)
 	}
@@ -174,7 +182,7 @@ func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
 		return teammem.Errorf(teammem.ENotFound, "not found")
 	}
 	db.heads.Drop(spaceID)
-	return db.scrub(ctx)
+	return db.scrub(ctx, orgID)
 }
 
 // prefixBounds is the key range [lo, hi) of keys starting with prefix,

@@ -36,9 +36,9 @@ func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem
 	if err != nil {
 		return teammem.Org{}, err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, 0)
 	if err != nil {
-		return teammem.Org{}, interpret(err)
+		return teammem.Org{}, err
 	}
 	defer tx.Rollback()
 	at := micros(now())
@@ -95,17 +95,21 @@ func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdatePar
 	if err != nil {
 		return teammem.Org{}, err
 	}
-	row := db.w.QueryRowContext(ctx, `UPDATE orgs SET name = coalesce(?, name), settings = coalesce(?, settings),
-		disabled = coalesce(?, disabled) WHERE id = ? RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID)
-	return scanOrg(row)
+	var org teammem.Org
+	err = db.writing(ctx, orgID, func() (err error) {
+		org, err = scanOrg(db.w.QueryRowContext(ctx, `UPDATE orgs SET name = coalesce(?, name), settings = coalesce(?, settings),
+			disabled = coalesce(?, disabled) WHERE id = ? RETURNING `+orgColumns, p.Name, settings, p.Disabled, orgID))
+		return err
+	})
+	return org, err
 }
 
 // OrgEdit changes an org with a read-modify-write in one transaction on the
 // single writer connection, which serializes it with every other write.
 func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (teammem.OrgUpdateParams, error)) (teammem.Org, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
-		return teammem.Org{}, interpret(err)
+		return teammem.Org{}, err
 	}
 	defer tx.Rollback()
 	org, err := scanOrg(tx.QueryRowContext(ctx, `SELECT `+orgColumns+` FROM orgs WHERE id = ?`, orgID))

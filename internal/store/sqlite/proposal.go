@@ -40,14 +40,16 @@ func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposa
 		return p, err
 	}
 	var id int64
-	err = db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, status, reason, changes, findings, created_at)
+	err = db.writing(ctx, orgID, func() error {
+		return db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, status, reason, changes, findings, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) RETURNING id`, orgID, p.Repo, string(p.Scope),
-		sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.Reason, string(changes),
-		teammem.EncodeFindings(p.Findings), micros(now())).Scan(&id)
+			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.Reason, string(changes),
+			teammem.EncodeFindings(p.Findings), micros(now())).Scan(&id)
+	})
 	if err != nil {
 		return p, interpret(err)
 	}
-	return db.proposalGet(ctx, db.w, orgID, id)
+	return db.proposalGet(ctx, db.r, orgID, id)
 }
 
 // ProposalGet returns one proposal of the org.
@@ -94,9 +96,9 @@ func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalF
 
 // ProposalDecide moves a pending proposal to its decision.
 func (db *DB) ProposalDecide(ctx context.Context, orgID, id int64, d teammem.ProposalDecideParams) (teammem.Proposal, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
-		return teammem.Proposal{}, interpret(err)
+		return teammem.Proposal{}, err
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `UPDATE proposals SET status = ?, decided_at = ?, decided_by = ?, note = ?

@@ -26,8 +26,13 @@ func (db *DB) RepoEnsure(ctx context.Context, orgID int64, slug string) (teammem
 	if r, err := db.RepoGet(ctx, orgID, slug); teammem.ErrorCode(err) != teammem.ENotFound {
 		return r, err
 	}
-	return scanRepo(db.w.QueryRowContext(ctx, `INSERT INTO repos (org_id, slug, created_at) VALUES (?, ?, ?)
-		ON CONFLICT (org_id, slug) DO UPDATE SET slug = excluded.slug RETURNING id, org_id, slug, created_at, store`, orgID, slug, micros(now())))
+	var r teammem.Repo
+	err := db.writing(ctx, orgID, func() (err error) {
+		r, err = scanRepo(db.w.QueryRowContext(ctx, `INSERT INTO repos (org_id, slug, created_at) VALUES (?, ?, ?)
+			ON CONFLICT (org_id, slug) DO UPDATE SET slug = excluded.slug RETURNING id, org_id, slug, created_at, store`, orgID, slug, micros(now())))
+		return err
+	})
+	return r, err
 }
 
 // RepoList lists an org's repos with their team space heads.

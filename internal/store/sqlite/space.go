@@ -54,16 +54,21 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 	if s, err := db.SpaceGet(ctx, orgID, ref); teammem.ErrorCode(err) != teammem.ENotFound {
 		return s, err
 	}
-	_, err := db.w.ExecContext(ctx, `INSERT INTO spaces (org_id, repo_id, scope, user_id, checksum, updated_at)
-		SELECT ?, id, ?, ?, ?, ? FROM repos WHERE org_id = ? AND id = ?
-			AND (? IS NULL OR EXISTS (SELECT 1 FROM users WHERE org_id = ? AND id = ?))
-		ON CONFLICT DO NOTHING`, orgID, ref.Scope, userArg(ref), teammem.EmptySpaceChecksum, micros(now()), orgID, ref.RepoID,
-		userArg(ref), orgID, ref.UserID)
-	if err != nil {
-		return teammem.Space{}, interpret(err)
-	}
-	return scanSpace(db.w.QueryRowContext(ctx, `SELECT `+spaceColumns+` FROM spaces
-		WHERE org_id = ? AND repo_id = ? AND scope = ? AND coalesce(user_id, 0) = ?`, orgID, ref.RepoID, ref.Scope, ref.UserID))
+	var s teammem.Space
+	err := db.writing(ctx, orgID, func() error {
+		_, err := db.w.ExecContext(ctx, `INSERT INTO spaces (org_id, repo_id, scope, user_id, checksum, updated_at)
+			SELECT ?, id, ?, ?, ?, ? FROM repos WHERE org_id = ? AND id = ?
+				AND (? IS NULL OR EXISTS (SELECT 1 FROM users WHERE org_id = ? AND id = ?))
+			ON CONFLICT DO NOTHING`, orgID, ref.Scope, userArg(ref), teammem.EmptySpaceChecksum, micros(now()), orgID, ref.RepoID,
+			userArg(ref), orgID, ref.UserID)
+		if err != nil {
+			return interpret(err)
+		}
+		s, err = scanSpace(db.w.QueryRowContext(ctx, `SELECT `+spaceColumns+` FROM spaces
+			WHERE org_id = ? AND repo_id = ? AND scope = ? AND coalesce(user_id, 0) = ?`, orgID, ref.RepoID, ref.Scope, ref.UserID))
+		return err
+	})
+	return s, err
 }
 
 // The statements of every write, prepared once on the writer connection.
@@ -93,31 +98,37 @@ func (db *DB) CanAnnounce() bool { return false }
 // HeadsCache is the store's cache of entry heads.
 func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
 
-// SpaceWrite opens a space's write transaction on the writer connection:
-// an IMMEDIATE transaction, which every write of every org shares. That is
-// why nothing slow (no secret scan) may run inside it.
+// SpaceWrite opens a space's write transaction on the writer connection,
+// in a writer turn of the org (turns.go): an IMMEDIATE transaction, which
+// every write of every org shares. That is why nothing slow (no secret
+// scan) may run inside it.
 func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
+	if err := db.turns.acquire(ctx, orgID); err != nil {
+		return nil, interpret(err)
+	}
 	// Prepare before BEGIN: the writer pool has one connection, which the
 	// transaction then holds.
 	stmts := make(map[string]*sql.Stmt, len(writeQueries))
 	for _, q := range writeQueries {
 		st, err := db.stmt(ctx, db.w, q)
 		if err != nil {
+			db.turns.release()
 			return nil, err
 		}
 		stmts[q] = st
 	}
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
+		db.turns.release()
 		return nil, interpret(err)
 	}
-	return &writeTx{tx: tx, stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
+	return &writeTx{tx: &turnTx{Tx: tx, turns: db.turns}, stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
 }
 
 // writeTx is the SQL of one SQLite write, through statements prepared once
 // on the writer connection.
 type writeTx struct {
-	tx             *sql.Tx
+	tx             *turnTx
 	stmts          map[string]*sql.Stmt
 	orgID, spaceID int64
 }
@@ -185,9 +196,10 @@ func (w *writeTx) Rollback(context.Context) { _ = w.tx.Rollback() }
 
 // TombstonesPurge deletes tombstones last changed before cutoff.
 func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
+	// Tombstones of every org at once: the server's own turn.
+	tx, err := db.begin(ctx, 0)
 	if err != nil {
-		return 0, interpret(err)
+		return 0, err
 	}
 	defer tx.Rollback()
 	// The writer transaction holds the write lock, so no SpaceApply can store

@@ -1,7 +1,8 @@
 // Package sqlite is the teammem.Store driver for an embedded SQLite file
 // (modernc.org/sqlite, no cgo): WAL journal, foreign keys on, and one writer
-// connection whose transactions start IMMEDIATE, so writers queue on a Go
-// mutex instead of failing with SQLITE_BUSY, while readers use their own pool.
+// connection whose transactions start IMMEDIATE, so writers queue in Go
+// instead of failing with SQLITE_BUSY (fairly across orgs: turns.go), while
+// readers use their own pool.
 //
 // Erased history is erased from the files: secure_delete zeroes what a
 // redaction or purge frees, and a checkpoint then empties the WAL, so the
@@ -38,6 +39,8 @@ type DB struct {
 	stmts sync.Map // stmtKey → *sql.Stmt: hot statements are parsed once
 
 	heads *teammem.HeadsCache // entry heads of recently written spaces
+
+	turns *turns // who uses w next (turns.go); every use of w takes a turn
 }
 
 type stmtKey struct {
@@ -98,7 +101,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
 	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)))
-	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries)}
+	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns()}
 	if err := db.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -206,11 +209,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
 
-// PoolStats reports both pools (the writer and the readers) together.
+// PoolStats reports both pools (the writer and the readers) together; the
+// waits include those for a writer turn, where writers queue before the
+// writer pool.
 func (db *DB) PoolStats() teammem.PoolStats {
 	w, r := db.w.Stats(), db.r.Stats()
+	tw, td := db.turns.stats()
 	return teammem.PoolStats{InUse: w.InUse + r.InUse, Idle: w.Idle + r.Idle, Max: w.MaxOpenConnections + r.MaxOpenConnections,
-		WaitCount: w.WaitCount + r.WaitCount, WaitDuration: w.WaitDuration + r.WaitDuration}
+		WaitCount: w.WaitCount + r.WaitCount + tw, WaitDuration: w.WaitDuration + r.WaitDuration + td}
 }
 
 // queryRow runs a read through a statement prepared on the read pool.

@@ -20,8 +20,13 @@ func scanUser(row rowScanner) (teammem.User, error) {
 
 // UserCreate creates a user.
 func (db *DB) UserCreate(ctx context.Context, orgID int64, p teammem.UserCreateParams) (teammem.User, error) {
-	return scanUser(db.w.QueryRowContext(ctx, `INSERT INTO users (org_id, handle, role, created_at) VALUES (?, ?, ?, ?) RETURNING `+userColumns,
-		orgID, p.Handle, p.Role, micros(now())))
+	var u teammem.User
+	err := db.writing(ctx, orgID, func() (err error) {
+		u, err = scanUser(db.w.QueryRowContext(ctx, `INSERT INTO users (org_id, handle, role, created_at) VALUES (?, ?, ?, ?) RETURNING `+userColumns,
+			orgID, p.Handle, p.Role, micros(now())))
+		return err
+	})
+	return u, err
 }
 
 // UserGet returns a user by id.
@@ -61,9 +66,9 @@ func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.Use
 	}
 	// The writer's IMMEDIATE transaction serializes this with every other
 	// change to users, so the owner count below is final.
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
-		return teammem.User{}, interpret(err)
+		return teammem.User{}, err
 	}
 	defer tx.Rollback()
 	u, err := scanUser(tx.QueryRowContext(ctx, `UPDATE users SET role = coalesce(?, role), disabled = coalesce(?, disabled)

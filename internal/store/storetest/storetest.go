@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		"ConsoleOverview":     testConsoleOverview,
 		"VersionFindings":     testVersionFindings,
 		"Proposals":           testProposals,
+		"WriteFairness":       testWriteFairness,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
