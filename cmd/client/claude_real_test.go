@@ -80,6 +80,7 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 	srv := startServer(t)
 	front := newServerFront(t, srv, serverKey, fakeAnthropicKey, fakeClaudeToken, placeholderToken)
+	front.selfCheck()
 	fake := fakeMessages(t)
 	const remote = "git@github.com:acme/widgets.git"
 	ours := newMachine(t, srv, remote)         // teammem's own client, straight to the server
@@ -119,6 +120,7 @@ func TestRealClaudeCode(t *testing.T) {
 
 	dir := t.TempDir()
 	n := 0
+	var whole strings.Builder
 	// session runs one `claude -p` through `teammem claude` and returns the
 	// memory calls the server saw (printed) and claude's debug log.
 	session := func(step string, extraEnv ...string) ([]memCall, string) {
@@ -136,6 +138,12 @@ func TestRealClaudeCode(t *testing.T) {
 			seq.WriteString("  " + c.String() + "\n")
 		}
 		t.Logf("%s: the memory calls teammem's server saw:\n%sClaude Code's sync said:\n%s", step, seq.String(), syncLines(string(db)))
+		fmt.Fprintf(&whole, "%d. %s\n", n, step)
+		for _, c := range calls {
+			if c.Store != "" {
+				fmt.Fprintf(&whole, "  %s\n", c)
+			}
+		}
 		// The proxy's own log names the same calls, in the same form.
 		pb, _ := os.ReadFile(logPath)
 		os.WriteFile(logPath, nil, 0o600) //nolint:errcheck
@@ -145,7 +153,14 @@ func TestRealClaudeCode(t *testing.T) {
 				want = append(want, c.Method+" "+c.Path+query(c.Query)+" → "+fmt.Sprint(c.Status))
 			}
 		}
-		if got := strings.Fields(strings.TrimSpace(string(pb))); strings.Join(got, " ") != strings.Join(strings.Fields(strings.Join(want, "\n")), " ") {
+		// Concurrent calls may be logged in another order.
+		got := strings.Split(strings.TrimSpace(string(pb)), "\n")
+		if len(got) == 1 && got[0] == "" {
+			got = nil
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
 			t.Errorf("%s: the proxy logged\n%s\nbut the server saw\n%s", step, pb, strings.Join(want, "\n"))
 		}
 		return calls, string(db)
@@ -285,6 +300,37 @@ func TestRealClaudeCode(t *testing.T) {
 	if got := read(t, omem, "team/clash.md"); got != theirs {
 		t.Fatalf("conflict session: the server's clash.md changed: %q", got)
 	}
+
+	// 5. A local edit the first pull keeps (§6.4): kept.md is on the
+	// server but not in Claude Code's basis, and the local copy is newer
+	// than the session. The pull keeps it; the push then updates it under a
+	// precondition the server's copy does not meet (the client has no basis
+	// sha for it), meets 409, re-fetches (E4) and the server's copy wins
+	// (§6.5).
+	ours.write(omem, "team/kept.md", "kept on the server\n")
+	ours.must("sync")
+	native.write(mount, "kept.md", "a newer local edit\n")
+	future := time.Now().Add(time.Minute)
+	if err := os.Chtimes(filepath.Join(mount, "kept.md"), future, future); err != nil {
+		t.Fatal(err)
+	}
+	calls, debug = session("kept-edit session", withToken)
+	fifth := callsOf(calls, team)
+	contains(t, debug, "kept 1 local file(s) that changed or were in use during the pull")
+	upd = one(t, fifth, "E6", "") // a 409 names no path: the id is kept.md's
+	if i := slices.IndexFunc(fifth, func(c memCall) bool { return c.Kind == "E4" && c.RespPath == "/kept.md" }); i < 0 || fifth[i].ID != upd.ID {
+		t.Fatalf("kept-edit session: E6 should update kept.md: %v", fifth)
+	}
+	if upd.Status != 409 || !strings.HasPrefix(upd.Pre, `{"type":"content_sha256","content_sha256":"`) || strings.Contains(upd.Pre, sha("kept on the server\n")) {
+		t.Fatalf("kept-edit session: E6 should carry a precondition the server's copy fails, and meet 409: %v", upd)
+	}
+	if f := after(fifth, upd, "E4"); f == nil || f.ID != upd.ID || f.Status != 200 || f.RespPath != "/kept.md" {
+		t.Fatalf("kept-edit session: the 409 should be followed by E4 %s: %v", upd.ID, fifth)
+	}
+	if got := read(t, mount, "kept.md"); got != "kept on the server\n" {
+		t.Fatalf("kept-edit session: the server's kept.md should win: %q", got)
+	}
+	t.Logf("the whole run, as teammem's server saw it:\n%s", whole.String())
 
 	// Nothing but the teammem key ever reached teammem.
 	front.checkCredentials()
@@ -572,6 +618,23 @@ func (f *serverFront) checkRequest(r *http.Request, body []byte) {
 		f.bad = append(f.bad, bad...)
 		f.mu.Unlock()
 	}
+}
+
+// selfCheck shows the front notices a Claude credential: one request with
+// the session token must be noted (and is then forgotten).
+func (f *serverFront) selfCheck() {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.url+"/v1/me", nil)
+	req.Header.Set("Authorization", "Bearer "+f.forbidden[1])
+	if res, err := f.client.Do(req); err == nil {
+		res.Body.Close()
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.bad) != 2 { // not the teammem key; a Claude credential
+		f.t.Fatalf("the front missed a Claude credential: %v", f.bad)
+	}
+	f.bad, f.raw = nil, nil
 }
 
 func (f *serverFront) checkCredentials() {
