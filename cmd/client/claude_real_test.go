@@ -58,11 +58,14 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatalf("TEAMMEM_CLAUDE_BIN=%s is not an executable file (%v)", bin, err)
 	}
 	if os.Geteuid() == 0 && os.Getenv("TEAMMEM_TEST_NETNS") == "" {
-		if _, err := exec.LookPath("unshare"); err == nil {
+		// A container may deny root new namespaces: then the proxy's
+		// loopback-only switch is what keeps every packet on the machine.
+		out, err := exec.Command("unshare", "-n", "true").CombinedOutput()
+		if err == nil {
 			inNetns(t)
 			return
 		}
-		t.Log("unshare not found: running without a network namespace (the proxy still refuses non-loopback dials)")
+		t.Logf("no network namespace (unshare -n: %v %s): running without one; the proxy still refuses non-loopback dials", err, bytes.TrimSpace(out))
 	}
 	if os.Getenv("TEAMMEM_TEST_NETNS") != "" {
 		// /proc/net/dev lists this namespace's interfaces (sysfs may show
