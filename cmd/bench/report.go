@@ -107,6 +107,13 @@ func (r *report) compare(name, key string, ours, base float64, unit string, t ta
 	r.addRow(row{name: name, ours: fmtNum(ours, unit), baseline: fmtNum(base, unit), ratio: text}, key, ratio, t)
 }
 
+// absent adds a row for a measurement this run could not make, saying
+// why; key is null in the JSON.
+func (r *report) absent(name, key, why string) {
+	r.set(key, nil)
+	r.addRow(row{name: name, ours: why, baseline: "-", ratio: "n/a"}, key, 0, none)
+}
+
 // single adds a row with no baseline: the value itself is stored under key
 // and checked against t.
 func (r *report) single(name, key string, v float64, unit string, t target) {

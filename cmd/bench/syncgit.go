@@ -68,6 +68,11 @@ func (b *bench) runSyncVsGit(ctx context.Context, srv server) error {
 	b.rep.compare(fmt.Sprintf("1 of 200 files: teammem watch A→B (debounce %s, included) vs git commit+push+pull (ms)", debounceText(b.opt.syncDebounce)),
 		"propagation_vs_git_ratio", watch, git, "ms", atMost(0.5))
 	b.rep.compare("1 of 200 files: teammem sync CLI on A, then on B vs git commit+push+pull (ms)", "sync_cli_vs_git_ratio", cli, git, "ms", none)
+	// A failure of the stock client is reported, not fatal to the run.
+	if err := b.runNative(ctx, srv, watch); err != nil {
+		b.rep.absent(nativeRow(b.opt.syncDebounce), "native_vs_watch_ratio", "failed")
+		b.rep.note("stock Claude Code row failed: %v", err)
+	}
 	return nil
 }
 

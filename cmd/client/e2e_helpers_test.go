@@ -16,7 +16,16 @@ import (
 // Binaries built once for the package.
 var clientBin, serverBin string
 
+// binDirEnv names the directory of already built binaries for a re-run.
+const binDirEnv = "TEAMMEM_TEST_BIN_DIR"
+
 func TestMain(m *testing.M) {
+	// A test re-run of this binary (TestRealClaudeCode in its network
+	// namespace) uses the parent's binaries instead of building them again.
+	if dir := os.Getenv(binDirEnv); dir != "" {
+		clientBin, serverBin = filepath.Join(dir, "teammem"), filepath.Join(dir, "teammem-server")
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "teammem-client-e2e")
 	if err != nil {
 		panic(err)
