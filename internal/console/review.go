@@ -147,7 +147,8 @@ func (c *Console) decide(verb string) pageFunc {
 		if err != nil {
 			return err
 		}
-		http.Redirect(w, r, "/ui/review?done="+verb+"d", http.StatusSeeOther)
+		done := map[string]string{"approve": "approved", "reject": "rejected"}[verb]
+		http.Redirect(w, r, "/ui/review?done="+done, http.StatusSeeOther)
 		return nil
 	}
 }

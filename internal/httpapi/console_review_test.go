@@ -71,7 +71,9 @@ func TestConsoleReviewQueue(t *testing.T) {
 		if got := string(e.do("GET", team+"a.md", member, nil).want(t, http.StatusOK).Body); got != "line one\nline 2, changed\n" {
 			t.Fatalf("approved content = %q", got)
 		}
-		a.post("/ui/review/reject", "csrf", a.csrf, "id", fmt.Sprint(bad), "note", "injection").want(t, http.StatusSeeOther)
+		if loc := a.post("/ui/review/reject", "csrf", a.csrf, "id", fmt.Sprint(bad), "note", "injection").want(t, http.StatusSeeOther).Header.Get("Location"); loc != "/ui/review?done=rejected" {
+			t.Fatalf("after a rejection the browser goes to %q", loc)
+		}
 		e.do("GET", team+"b.md", member, nil).want(t, http.StatusNotFound)
 		r := a.post("/ui/review/approve", "csrf", a.csrf, "id", fmt.Sprint(stale))
 		if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "was not applied") {
