@@ -27,6 +27,9 @@ type entryPage struct {
 	Versions    []versionRow
 	CanModerate bool
 	Diff        *diffView
+	// Findings are the poisoning checks' findings on the live content, as
+	// its version recorded them.
+	Findings []teammem.PoisonFinding
 }
 
 // diffView is a diff between two versions of an entry.
@@ -70,6 +73,9 @@ func (c *Console) entry(w http.ResponseWriter, r *http.Request, v *viewer) error
 		hasContent := ver.Op != teammem.OpDelete && !ver.Redacted()
 		row.CanRestore = pg.CanModerate && hasContent && !row.Live
 		row.CanRedact = pg.CanModerate && hasContent && !row.Live
+		if row.Live && pg.Findings == nil {
+			pg.Findings = ver.Findings
+		}
 		pg.Versions = append(pg.Versions, row)
 	}
 	if q.Get("from") != "" || q.Get("to") != "" {

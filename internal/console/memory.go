@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // indexLine is one line of MEMORY.md as the console shows it.
@@ -24,11 +25,15 @@ type memoryPage struct {
 	Kept       int // lines loaded
 	Loaded     string
 	Problems   []teammem.LintProblem
+	// Findings are the poisoning checks' on the live entries, as
+	// GET .../MEMORY.md?lint=1 reports them.
+	Findings []teammem.PoisonFinding
 }
 
 // memoryIndex serves /ui/memory?repo=: the team space's MEMORY.md with the
 // 200-line / 25,000-byte cut marked, and the lint findings, computed by
-// the same teammem functions as GET .../MEMORY.md and `teammem index`.
+// the same teammem functions as GET .../MEMORY.md and `teammem index`,
+// with the poisoning checks' findings of GET .../MEMORY.md?lint=1.
 func (c *Console) memoryIndex(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	repo := r.URL.Query().Get("repo")
 	var snap snapshot
@@ -60,6 +65,13 @@ func (c *Console) memoryIndex(w http.ResponseWriter, r *http.Request, v *viewer)
 	}
 	pg.Kept = strings.Count(kept, "\n") + 1
 	pg.Problems = teammem.LintIndex(raw, pg.Stored, topics)
+	if len(snap.Entries) > 0 {
+		var lint wire.IndexLint
+		if err := c.api(v).get(r.Context(), spacePath(repo)+"/MEMORY.md?lint=1", &lint); err != nil {
+			return err
+		}
+		pg.Findings = lint.Findings
+	}
 	long := map[int]bool{}
 	for _, p := range pg.Problems {
 		if p.Kind == teammem.LintLongLine {

@@ -8,18 +8,21 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // orgView is the body of GET /v1/org as the console reads it.
 type orgView struct {
 	Org    teammem.Org `json:"org"`
 	Limits struct {
-		MaxEntries           int                  `json:"max_entries"`
-		MaxEntryBytes        int                  `json:"max_entry_bytes"`
-		SecretPolicy         teammem.SecretPolicy `json:"secret_policy"`
-		AutoCreateRepos      bool                 `json:"auto_create_repos"`
-		HistoryRetentionDays int                  `json:"history_retention_days"`
-		HistoryMaxVersions   int                  `json:"history_max_versions"`
+		MaxEntries           int                      `json:"max_entries"`
+		MaxEntryBytes        int                      `json:"max_entry_bytes"`
+		SecretPolicy         teammem.SecretPolicy     `json:"secret_policy"`
+		AutoCreateRepos      bool                     `json:"auto_create_repos"`
+		HistoryRetentionDays int                      `json:"history_retention_days"`
+		HistoryMaxVersions   int                      `json:"history_max_versions"`
+		Poisoning            teammem.PoisoningPolicy  `json:"poisoning"`
+		TeamWrites           teammem.TeamWritesPolicy `json:"team_writes"`
 	} `json:"limits"`
 }
 
@@ -141,6 +144,7 @@ type treeNode struct {
 	Dir      bool
 	Children []*treeNode
 	Entry    *spaceEntry
+	Findings []teammem.PoisonFinding // the poisoning checks' on the entry's content
 }
 
 // spaceEntry is one entry of GET .../team.
@@ -169,12 +173,44 @@ func (c *Console) space(w http.ResponseWriter, r *http.Request, v *viewer) error
 	if err := c.api(v).get(r.Context(), spacePath(repo)+"?view=hashes", &snap); err != nil {
 		return err
 	}
+	// GET .../MEMORY.md?lint=1 runs the poisoning checks on the live
+	// entries: their findings are the tree's badges.
+	var lint wire.IndexLint
+	if len(snap.Entries) > 0 {
+		if err := c.api(v).get(r.Context(), spacePath(repo)+"/MEMORY.md?lint=1", &lint); err != nil {
+			return err
+		}
+	}
+	tree := buildTree(snap.Entries)
+	markFindings(tree, lint.Findings)
 	c.render(w, r, v, http.StatusOK, "space", repo, struct {
-		Repo string
-		Snap snapshot
-		Tree []*treeNode
-	}{repo, snap, buildTree(snap.Entries)})
+		Repo     string
+		Snap     snapshot
+		Tree     []*treeNode
+		Flagged  int
+		Findings int
+	}{repo, snap, tree, flaggedFiles(lint.Findings), len(lint.Findings)})
 	return nil
+}
+
+// markFindings hangs each finding on its entry's node.
+func markFindings(nodes []*treeNode, found []teammem.PoisonFinding) {
+	for _, n := range nodes {
+		if n.Dir {
+			markFindings(n.Children, found)
+			continue
+		}
+		n.Findings = findingsAt(found, n.Key)
+	}
+}
+
+// flaggedFiles counts the entries with findings.
+func flaggedFiles(found []teammem.PoisonFinding) int {
+	paths := map[string]bool{}
+	for _, f := range found {
+		paths[f.Path] = true
+	}
+	return len(paths)
 }
 
 // buildTree nests entries by their "/"-separated keys, directories first.

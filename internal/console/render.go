@@ -32,13 +32,14 @@ type navItem struct {
 }
 
 // navLinks lists the pages in the navigation and the action each needs:
-// a viewer sees only the pages they may open. Other pages (a review queue)
-// join the list here.
+// a viewer sees only the pages they may open. The review queue is for
+// those who can propose (their own proposals) or decide (every one).
 var navLinks = []struct {
 	href, label string
 	needs       teammem.Action
 }{
 	{"/ui/", "Overview", teammem.ActOrgRead},
+	{"/ui/review", "Review queue", teammem.ActTeamWrite},
 	{"/ui/users", "Users", teammem.ActUsersRead},
 	{"/ui/keys", "Keys", teammem.ActKeysOwn},
 	{"/ui/audit", "Audit log", teammem.ActAuditRead},
@@ -59,12 +60,38 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
 	"bytes": func(n any) string { return teammem.FormatFileSize(toInt(n)) },
+	"dialect": func(api string) string {
+		if l, ok := dialects[api]; ok {
+			return l
+		}
+		return api
+	},
+	"findingsAt": findingsAt,
 	"treeArgs": func(repo string, nodes []*treeNode) any {
 		return struct {
 			Repo  string
 			Nodes []*treeNode
 		}{repo, nodes}
 	},
+}
+
+// dialects words the api of a version or proposal.
+var dialects = map[string]string{
+	"v1":                 "teammem /v1",
+	"claude_code":        "Claude Code team memory",
+	"memory_stores":      "Memory Stores API",
+	"claude_code_memory": "Claude Code memory stores",
+}
+
+// findingsAt returns the findings on key.
+func findingsAt(found []teammem.PoisonFinding, key string) []teammem.PoisonFinding {
+	var out []teammem.PoisonFinding
+	for _, f := range found {
+		if f.Path == key {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func toInt(n any) int {
@@ -126,6 +153,8 @@ var flashes = map[string]string{
 	"saved":    "Settings saved.",
 	"user":     "User saved.",
 	"revoked":  "Key revoked.",
+	"approved": "The proposal was approved and applied to the team space.",
+	"rejected": "The proposal was rejected; it stays in the queue's history and the audit log.",
 }
 
 // renderError renders an error page with status.

@@ -1,7 +1,9 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,9 +12,9 @@ import (
 
 // settingsSection is one part of the settings page: a template (named
 // "settings-<Name>") that shows its fields, and the PATCH /v1/org fields
-// it reads from the submitted form. Further org settings (review policy,
-// poisoning policy) are sections appended to settingsSections; the page
-// and its one PATCH need no other change.
+// it reads from the submitted form. A further org setting is a section
+// appended to settingsSections; the page and its one PATCH need no other
+// change.
 type settingsSection struct {
 	Name  string
 	Title string
@@ -24,7 +26,8 @@ var settingsSections = []settingsSection{
 	{Name: "caps", Title: "Caps", patch: patchCaps},
 	{Name: "secrets", Title: "Secret policy", patch: patchSecrets},
 	{Name: "retention", Title: "History retention", patch: patchRetention},
-	{Name: "review", Title: "Review and poisoning policy", patch: func(formValues, map[string]any) error { return nil }},
+	{Name: "review", Title: "Review before sharing", patch: patchReview},
+	{Name: "poisoning", Title: "Poisoning checks", patch: patchPoisoning},
 }
 
 // formValues reads a submitted form.
@@ -37,14 +40,31 @@ func (c *Console) settings(w http.ResponseWriter, r *http.Request, v *viewer) er
 		return err
 	}
 	c.render(w, r, v, http.StatusOK, "settings", "Settings", struct {
-		Org      orgView
-		CanWrite bool
-		Sections []settingsSection
-		RuleIDs  string
-		Regexes  string
+		Org       orgView
+		CanWrite  bool
+		Sections  []settingsSection
+		RuleIDs   string
+		Regexes   string
+		RepoRules string
 	}{org, v.can(teammem.ActOrgWrite, true), settingsSections,
-		strings.Join(org.Org.Settings.SecretAllowlist.RuleIDs, "\n"), strings.Join(org.Org.Settings.SecretAllowlist.Regexes, "\n")})
+		strings.Join(org.Org.Settings.SecretAllowlist.RuleIDs, "\n"), strings.Join(org.Org.Settings.SecretAllowlist.Regexes, "\n"),
+		repoRules(org.Org.Settings.TeamWritesRepos)})
 	return nil
+}
+
+// repoRules is team_writes_repos as the settings textarea shows it: one
+// "owner/name review" a line, in slug order.
+func repoRules(m map[string]teammem.TeamWritesPolicy) string {
+	slugs := make([]string, 0, len(m))
+	for slug := range m {
+		slugs = append(slugs, slug)
+	}
+	slices.Sort(slugs)
+	var b strings.Builder
+	for _, slug := range slugs {
+		fmt.Fprintf(&b, "%s %s\n", slug, m[slug])
+	}
+	return b.String()
 }
 
 // saveSettings serves POST /ui/settings: one PATCH /v1/org of every
@@ -111,4 +131,23 @@ func lines(s string) []string {
 		}
 	}
 	return out
+}
+
+func patchReview(form formValues, into map[string]any) error {
+	into["team_writes"] = form.PostFormValue("team_writes")
+	repos := map[string]string{}
+	for i, l := range lines(form.PostFormValue("team_writes_repos")) {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			return teammem.Errorf(teammem.EInvalid, `per-repository review, line %d: write "owner/name review" or "owner/name direct"`, i+1)
+		}
+		repos[f[0]] = f[1] // the API checks the slug and the policy
+	}
+	into["team_writes_repos"] = repos
+	return nil
+}
+
+func patchPoisoning(form formValues, into map[string]any) error {
+	into["poisoning"] = form.PostFormValue("poisoning")
+	return nil
 }

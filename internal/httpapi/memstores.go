@@ -92,7 +92,10 @@ func truncateID(id string) string {
 // storeWrite commits req to the store through the one write path, with
 // the dialect's rules around it: archived stores refuse every write; a
 // secret the org's policy would skip is refused instead (a client told
-// "saved" would never retry, nor warn its user).
+// "saved" would never retry, nor warn its user); a write held for review,
+// or refused by poisoning: reject, answers 400 "content rejected by safety
+// check" (teammem.ScreenedMessage), which Claude Code's client turns into a
+// per-file notice rather than suppressing the store.
 func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
 	if sr.store.Archived() {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
@@ -100,25 +103,21 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 	req.Explicit = true
 	call := writeCall(r, sr.p, sr.api, sr.store.Repo.Slug, sr.store.Space.Scope, req)
 	call.Target = teammem.Target{Repo: sr.store.Repo, Space: sr.store.Space}
-	call.SessionID = sessionID(r)
 	res, err := s.write(r.Context(), call)
 	if err != nil {
 		return res, storeWriteError(err)
+	}
+	if res.Proposal != nil {
+		// Held for review: the memory stores have no 202. Claude Code's
+		// client maps this message to a per-file notice (content_screened)
+		// and keeps its other files syncing; the SDKs raise a 400.
+		return res, res.Proposal.HeldError()
 	}
 	if len(res.SkippedSecrets) > 0 {
 		return res, teammem.Errorf(teammem.ESecretDetected, teammem.MsgContentSecret).
 			WithDetails(map[string]any{"rule_ids": teammem.RuleIDs(res.SkippedSecrets)})
 	}
 	return res, nil
-}
-
-// sessionID is the Claude Code session a request says it comes from.
-func sessionID(r *http.Request) string {
-	v := strings.TrimSpace(r.Header.Get("X-Claude-Code-Session-Id"))
-	if len(v) > 128 {
-		v = v[:128]
-	}
-	return strings.ToValidUTF8(v, "")
 }
 
 // storeWriteError turns the write path's refusals into the messages the
@@ -138,6 +137,10 @@ func storeWriteError(err error) error {
 		return teammem.Errorf(teammem.ETooLarge, teammem.MsgContentTooLarge).WithDetails(te.Details)
 	case "team_memory_secret_detected":
 		return teammem.Errorf(teammem.ESecretDetected, teammem.MsgContentSecret)
+	case "team_memory_poisoning_detected":
+		// poisoning: reject reads as a held write does: the safety check
+		// refused this file (content_screened), not the store.
+		return (&teammem.Error{Code: teammem.EInvalid, Message: teammem.ScreenedMessage}).WithDetails(te.Details)
 	}
 	return err
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -20,10 +22,30 @@ const (
 	apiClaudeCodeMemory = "claude_code_memory"
 )
 
-// writeCall is the teammem.WriteCall of a request: its caller and client,
-// and the space its path names.
+// writeCall is the teammem.WriteCall of a request: its caller, client and
+// Claude Code session (the provenance every version records, on every
+// dialect), and the space its path names.
 func writeCall(r *http.Request, p teammem.Principal, api, repo string, scope teammem.Scope, req teammem.WriteRequest) teammem.WriteCall {
-	return teammem.WriteCall{Principal: p, Repo: repo, Scope: scope, ClientID: clientID(r), API: api, Request: req}
+	return teammem.WriteCall{Principal: p, Repo: repo, Scope: scope, ClientID: clientID(r), API: api, Request: req,
+		SessionID: sessionID(r)}
+}
+
+// sessionHeader names the Claude Code session a write comes from: the
+// teammem client sets it from hook input.
+const sessionHeader = "X-Claude-Code-Session-Id"
+
+// sessionID is the Claude Code session a request says it comes from, at
+// most 128 bytes of valid UTF-8 without control characters ("" when none).
+func sessionID(r *http.Request) string {
+	v := strings.TrimSpace(r.Header.Get(sessionHeader))
+	if len(v) > 128 {
+		v = v[:128]
+	}
+	v = strings.ToValidUTF8(v, "")
+	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
+		return ""
+	}
+	return v
 }
 
 // write hands a dialect's call to the Writer with what only the server

@@ -77,12 +77,17 @@ type EntryVersion struct {
 	ID int64 `json:"-"`
 	// MemoryID is the memory the version belongs to.
 	MemoryID string `json:"-"`
-	// Provenance: the API key that wrote the version, the dialect it came
-	// through and the Claude Code session id when the client sent one
-	// (empty for versions older than these fields).
-	KeyID     string `json:"-"`
-	API       string `json:"-"`
-	SessionID string `json:"-"`
+	// Provenance: the API key that wrote the version (its id, and its name
+	// while the key exists), the dialect it came through ("v1",
+	// "claude_code", "memory_stores", "claude_code_memory") and the Claude
+	// Code session id when the client sent one (X-Claude-Code-Session-Id).
+	// Each is empty when unknown: versions older than these fields, and
+	// for KeyID and SessionID an approved proposal's versions (a proposal
+	// keeps its author, client and dialect, not the key or session).
+	KeyID     string `json:"key_id,omitempty"`
+	KeyName   string `json:"key_name,omitempty"`
+	API       string `json:"api,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
 	// AuthorID is the writing user's id.
 	AuthorID int64 `json:"-"`
 	// SpaceID is the version's space id.

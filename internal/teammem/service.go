@@ -187,10 +187,11 @@ func authorizeWrite(call WriteCall) error {
 }
 
 // actorOf is who a write's versions name: the caller, or for an approval
-// the proposal's author (the approver is in the audit log).
+// the proposal's author, client and dialect (the approver is in the audit
+// log; a proposal keeps no key or session).
 func actorOf(call WriteCall) Actor {
 	if a := call.Approve; a != nil {
-		return Actor{UserID: a.AuthorID, ClientID: a.ClientID, API: call.API}
+		return Actor{UserID: a.AuthorID, ClientID: a.ClientID, API: a.API}
 	}
 	p := call.Principal
 	return Actor{UserID: p.User.ID, ClientID: call.ClientID, KeyID: p.Key.ID, API: call.API, SessionID: call.SessionID}
