@@ -91,7 +91,8 @@ func TestProvenanceOnBothDrivers(t *testing.T) {
 		if v := h.Versions[0]; v.KeyName != "member" || v.KeyID == "" || v.SessionID != "s-1" || v.API != "v1" {
 			t.Fatalf("version = %+v", v)
 		}
-		// An approval: the author's version, through the proposal's dialect.
+		// An approval: the author's version, with the held write's key,
+		// session and dialect.
 		e.do(http.MethodPatch, "/v1/org", owner, map[string]any{"team_writes": "review"}).want(t, 200)
 		r := e.do(http.MethodPut, "/api/claude_code/team_memory?repo=acme/app", member, `{"entries":{"held.md":"held\n"}}`,
 			"Content-Type", "application/json", sessionHdr, "s-2").want(t, 200)
@@ -104,7 +105,8 @@ func TestProvenanceOnBothDrivers(t *testing.T) {
 		e.do(http.MethodPost, fmt.Sprintf("/v1/proposals/%d/approve", put.ProposalID), admin, nil).want(t, 200)
 		var approved wire.History
 		mustJSON(t, e.do(http.MethodGet, team+"/entries/held.md/history", member, nil).want(t, 200).Body, &approved)
-		if v := approved.Versions[0]; v.Author != "member" || v.API != "claude_code" || v.KeyID != "" {
+		if v := approved.Versions[0]; v.Author != "member" || v.API != "claude_code" || v.KeyID != h.Versions[0].KeyID ||
+			v.KeyName != "member" || v.SessionID != "s-2" {
 			t.Fatalf("approved version = %+v", v)
 		}
 	})

@@ -42,15 +42,19 @@ const ScreenedMessage = "content rejected by safety check"
 
 // Proposal is a held team write.
 type Proposal struct {
-	ID       int64          `json:"id"`
-	Repo     string         `json:"repo"`
-	Scope    Scope          `json:"scope"`
-	AuthorID int64          `json:"-"`
-	Author   string         `json:"author"` // handle
-	ClientID string         `json:"client_id,omitempty"`
-	API      string         `json:"api"`
-	Status   ProposalStatus `json:"status"`
-	Reason   string         `json:"reason"`
+	ID       int64  `json:"id"`
+	Repo     string `json:"repo"`
+	Scope    Scope  `json:"scope"`
+	AuthorID int64  `json:"-"`
+	Author   string `json:"author"` // handle
+	ClientID string `json:"client_id,omitempty"`
+	API      string `json:"api"`
+	// KeyID and SessionID are the provenance of the held write (the API
+	// key, the Claude Code session), which its approval's versions keep.
+	KeyID     string         `json:"key_id,omitempty"`
+	SessionID string         `json:"session_id,omitempty"`
+	Status    ProposalStatus `json:"status"`
+	Reason    string         `json:"reason"`
 	// Changes are the entries the write would change, each with its base.
 	Changes   []ProposedChange `json:"changes"`
 	Findings  []PoisonFinding  `json:"findings"`

@@ -92,7 +92,7 @@ func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc 
 		return WriteResult{}, false, nil
 	}
 	prop := Proposal{Repo: call.Repo, Scope: call.Scope, AuthorID: p.User.ID, Author: p.User.Handle, ClientID: call.ClientID,
-		API: call.API, Reason: reason, Findings: nonNilFindings(res.Findings)}
+		API: call.API, KeyID: p.Key.ID, SessionID: call.SessionID, Reason: reason, Findings: nonNilFindings(res.Findings)}
 	for _, c := range changes {
 		base := ""
 		if h, ok := heads[c.Key]; ok && !h.Deleted {

@@ -191,7 +191,7 @@ func authorizeWrite(call WriteCall) error {
 // log; a proposal keeps no key or session).
 func actorOf(call WriteCall) Actor {
 	if a := call.Approve; a != nil {
-		return Actor{UserID: a.AuthorID, ClientID: a.ClientID, API: a.API}
+		return Actor{UserID: a.AuthorID, ClientID: a.ClientID, API: a.API, KeyID: a.KeyID, SessionID: a.SessionID}
 	}
 	p := call.Principal
 	return Actor{UserID: p.User.ID, ClientID: call.ClientID, KeyID: p.Key.ID, API: call.API, SessionID: call.SessionID}

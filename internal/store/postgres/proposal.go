@@ -14,7 +14,7 @@ import (
 // handles; changesCol is "p.changes" or, for lists, an expression without
 // the content.
 func proposalColumns(changesCol string) string {
-	return `p.id, p.repo, p.scope, coalesce(p.author_id, 0), coalesce(u.handle, ''), p.client_id, p.api, p.status, p.reason, ` +
+	return `p.id, p.repo, p.scope, coalesce(p.author_id, 0), coalesce(u.handle, ''), p.client_id, p.api, p.key_id, p.session_id, p.status, p.reason, ` +
 		changesCol + `, p.findings, p.created_at, p.decided_at, coalesce((SELECT d.handle FROM users d WHERE d.id = p.decided_by), ''), p.note
 		FROM proposals p LEFT JOIN users u ON u.id = p.author_id`
 }
@@ -23,7 +23,7 @@ func scanProposal(row pgx.Row) (teammem.Proposal, error) {
 	var p teammem.Proposal
 	var scope, status, changes, findings string
 	var decided *time.Time
-	if err := row.Scan(&p.ID, &p.Repo, &scope, &p.AuthorID, &p.Author, &p.ClientID, &p.API, &status, &p.Reason,
+	if err := row.Scan(&p.ID, &p.Repo, &scope, &p.AuthorID, &p.Author, &p.ClientID, &p.API, &p.KeyID, &p.SessionID, &status, &p.Reason,
 		&changes, &findings, &p.CreatedAt, &decided, &p.DecidedBy, &p.Note); err != nil {
 		return p, interpret(err)
 	}
@@ -47,9 +47,9 @@ func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposa
 		return p, err
 	}
 	var id int64
-	err = db.pool.QueryRow(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, status, reason, changes, findings, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10) RETURNING id`, orgID, p.Repo, string(p.Scope),
-		nullID(p.AuthorID), p.ClientID, p.API, p.Reason, string(changes), teammem.EncodeFindings(p.Findings), now()).Scan(&id)
+	err = db.pool.QueryRow(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, key_id, session_id, status, reason, changes, findings, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12) RETURNING id`, orgID, p.Repo, string(p.Scope),
+		nullID(p.AuthorID), p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, string(changes), teammem.EncodeFindings(p.Findings), now()).Scan(&id)
 	if err != nil {
 		return p, interpret(err)
 	}

@@ -11,7 +11,7 @@ import (
 // proposalColumns are a proposal's columns with its author's and decider's
 // handles; changesCol is "p.changes" or, for lists, "'[]'".
 func proposalColumns(changesCol string) string {
-	return `p.id, p.repo, p.scope, coalesce(p.author_id, 0), coalesce(u.handle, ''), p.client_id, p.api, p.status, p.reason, ` +
+	return `p.id, p.repo, p.scope, coalesce(p.author_id, 0), coalesce(u.handle, ''), p.client_id, p.api, p.key_id, p.session_id, p.status, p.reason, ` +
 		changesCol + `, p.findings, p.created_at, p.decided_at, coalesce((SELECT d.handle FROM users d WHERE d.id = p.decided_by), ''), p.note
 		FROM proposals p LEFT JOIN users u ON u.id = p.author_id`
 }
@@ -21,7 +21,7 @@ func scanProposal(row rowScanner) (teammem.Proposal, error) {
 	var changes, findings string
 	var created int64
 	var decided sql.NullInt64
-	if err := row.Scan(&p.ID, &p.Repo, &p.Scope, &p.AuthorID, &p.Author, &p.ClientID, &p.API, &p.Status, &p.Reason,
+	if err := row.Scan(&p.ID, &p.Repo, &p.Scope, &p.AuthorID, &p.Author, &p.ClientID, &p.API, &p.KeyID, &p.SessionID, &p.Status, &p.Reason,
 		&changes, &findings, &created, &decided, &p.DecidedBy, &p.Note); err != nil {
 		return p, interpret(err)
 	}
@@ -41,9 +41,9 @@ func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposa
 	}
 	var id int64
 	err = db.writing(ctx, orgID, func() error {
-		return db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, status, reason, changes, findings, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) RETURNING id`, orgID, p.Repo, string(p.Scope),
-			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.Reason, string(changes),
+		return db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, key_id, session_id, status, reason, changes, findings, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) RETURNING id`, orgID, p.Repo, string(p.Scope),
+			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, string(changes),
 			teammem.EncodeFindings(p.Findings), micros(now())).Scan(&id)
 	})
 	if err != nil {

@@ -1,0 +1,2 @@
+ALTER TABLE proposals DROP COLUMN session_id;
+ALTER TABLE proposals DROP COLUMN key_id;
