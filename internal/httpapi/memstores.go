@@ -93,6 +93,10 @@ func truncateID(id string) string {
 // the dialect's rules around it: archived stores refuse every write; a
 // secret the org's policy would skip is refused instead (a client told
 // "saved" would never retry, nor warn its user).
+//
+// The archived check here only spares a scan: the one that counts runs in
+// the commit, under the space's lock that archiving takes too, since the
+// store was loaded before and may have been archived since.
 func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
 	if sr.store.Archived() {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)

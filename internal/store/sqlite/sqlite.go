@@ -206,6 +206,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
 
+// scanExtra scans a row whose columns are a scan function's and then extra.
+type scanExtra struct {
+	row   rowScanner
+	extra []any
+}
+
+func (s scanExtra) Scan(dest ...any) error { return s.row.Scan(append(dest, s.extra...)...) }
+
 // PoolStats reports both pools (the writer and the readers) together.
 func (db *DB) PoolStats() teammem.PoolStats {
 	w, r := db.w.Stats(), db.r.Stats()

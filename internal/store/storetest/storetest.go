@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryStores":        testMemoryStores,
+		"ArchiveOrdersWrites": testArchiveOrdersWrites,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
