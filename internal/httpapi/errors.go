@@ -42,7 +42,14 @@ func (s *Server) handle(fn handlerFunc) http.HandlerFunc {
 
 // writeError writes err as the JSON error body. Only internal errors are
 // logged with their detail; the client gets the code and a safe message.
+// Under the memory store routes it is Anthropic's envelope instead, whoever
+// refuses (a middleware, the router, the handler), since those clients
+// parse no other.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if isStorePath(r.URL.Path) {
+		s.writeStoreError(w, r, err)
+		return
+	}
 	err = asTooLarge(err)
 	code := teammem.ErrorCode(err)
 	status, ok := statusByCode[code]

@@ -43,6 +43,24 @@ func memstoreDialect(r *http.Request) string {
 	return apiClaudeCodeMemory
 }
 
+// isStorePath reports whether path is under the memory store routes.
+func isStorePath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/memory_stores")
+	return ok && (rest == "" || rest[0] == '/')
+}
+
+// isStoreMemoryWrite reports whether a request writes memories of a store
+// (a create, update or delete under …/memories), which takes a write token
+// on the one write path instead of a read token.
+func isStoreMemoryWrite(method, path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/memory_stores/")
+	if !ok || method == http.MethodGet || method == http.MethodHead {
+		return false
+	}
+	_, sub, _ := strings.Cut(rest, "/")
+	return sub == "memories" || strings.HasPrefix(sub, "memories/")
+}
+
 // storeReq is a resolved request on one store.
 type storeReq struct {
 	p     teammem.Principal
