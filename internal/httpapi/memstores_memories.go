@@ -285,11 +285,21 @@ func (c listCursor) encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(c.after + "\x00" + c.skip))
 }
 
+// decodeCursor reads a page cursor. What it names must be what encode
+// could have written: a key (or nothing) and a directory prefix (or
+// nothing), so a forged cursor is refused rather than run as a query.
 func decodeCursor(v string) (listCursor, error) {
+	bad := teammem.Errorf(teammem.EInvalid, "page is not a cursor this server gave out")
 	b, err := base64.RawURLEncoding.DecodeString(v)
 	after, skip, ok := strings.Cut(string(b), "\x00")
 	if err != nil || !ok {
-		return listCursor{}, teammem.Errorf(teammem.EInvalid, "page is not a cursor this server gave out")
+		return listCursor{}, bad
+	}
+	if after != "" && teammem.ValidateKey(after) != nil {
+		return listCursor{}, bad
+	}
+	if dir, isDir := strings.CutSuffix(skip, "/"); skip != "" && (!isDir || teammem.ValidateKey(dir) != nil) {
+		return listCursor{}, bad
 	}
 	return listCursor{after: after, skip: skip}, nil
 }
