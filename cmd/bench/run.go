@@ -144,6 +144,12 @@ func (b *bench) runServers(ctx context.Context, rss *sync.WaitGroup) (server, er
 				return keep, fmt.Errorf("%s: %w", d.name, err)
 			}
 		}
+		if b.opt.want("memstores") {
+			if err := b.runMemStores(ctx, d, srv); err != nil {
+				srv.stop()
+				return keep, fmt.Errorf("%s memory stores: %w", d.name, err)
+			}
+		}
 		if d.name == "sqlite" {
 			keep = srv
 			rss.Go(func() { b.idleRSS(ctx, d, srv) })
