@@ -79,7 +79,7 @@ func (s *Server) resolveStore(r *http.Request, write bool) (*storeReq, error) {
 	if !ok {
 		return nil, notFound
 	}
-	m, err := s.store.MemoryStoreGet(r.Context(), p.Org.ID, uid)
+	m, err := s.memoryStore(r.Context(), p.Org.ID, uid)
 	switch {
 	case teammem.ErrorCode(err) == teammem.ENotFound:
 		return nil, notFound
@@ -125,6 +125,7 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 	call.SessionID = sessionID(r)
 	res, err := s.write(r.Context(), call)
 	if err != nil {
+		s.forgetIfArchived(sr, err)
 		return res, storeWriteError(err)
 	}
 	if len(res.SkippedSecrets) > 0 {
@@ -132,6 +133,14 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 			WithDetails(map[string]any{"rule_ids": teammem.RuleIDs(res.SkippedSecrets)})
 	}
 	return res, nil
+}
+
+// forgetIfArchived drops a cached store that a refusal says was archived
+// since it was cached (elsewhere, or by a request that raced this one).
+func (s *Server) forgetIfArchived(sr *storeReq, err error) {
+	if teammem.ErrorMessage(err) == teammem.MsgArchived {
+		s.cache.dropStore(sr.store)
+	}
 }
 
 // sessionID is the Claude Code session a request says it comes from.
