@@ -47,7 +47,7 @@ type options struct {
 }
 
 // sections a run can be narrowed to with --only.
-var sections = []string{"http", "scan", "prop", "cross", "scale"}
+var sections = []string{"http", "memstores", "scan", "prop", "cross", "scale"}
 
 // parseOptions reads the command line.
 func parseOptions(args []string, stderr io.Writer) (options, error) {

@@ -144,6 +144,12 @@ func (b *bench) runServers(ctx context.Context, rss *sync.WaitGroup) (server, er
 				return keep, fmt.Errorf("%s: %w", d.name, err)
 			}
 		}
+		if b.opt.want("memstores") {
+			if err := b.runMemStores(ctx, d, srv); err != nil {
+				srv.stop()
+				return keep, fmt.Errorf("%s memory stores: %w", d.name, err)
+			}
+		}
 		if d.name == "sqlite" {
 			keep = srv
 			rss.Go(func() { b.idleRSS(ctx, d, srv) })
@@ -204,7 +210,9 @@ func (b *bench) idleRSS(ctx context.Context, d *driver, srv server) {
 	case <-time.After(2 * time.Second):
 	}
 	what := "idle RSS 2 s after the HTTP workloads"
-	if !b.opt.want("http") {
+	if !b.opt.want("http") && b.opt.want("memstores") {
+		what = "idle RSS 2 s after the memory store workloads"
+	} else if !b.opt.want("http") {
 		what = "idle RSS 2 s after startup (no load)"
 	}
 	b.rep.single(fmt.Sprintf("%s (%s)", what, d.name), d.prefix+"idle_rss_mb", srv.rssMB(), "MB", below(60))

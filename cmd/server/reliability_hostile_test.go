@@ -132,6 +132,9 @@ func (g *hostileGen) route() (method, path string) {
 	}
 	space := "/v1/repos/" + repo + "/" + scope
 	methods := []string{"GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE", "PROPFIND"}
+	if g.chance(0.15) {
+		return g.storeRoute(methods)
+	}
 	switch g.r.IntN(20) {
 	case 0, 1, 2, 3:
 		return g.pick("GET", "PUT", "PUT", "HEAD", "POST"), "/api/claude_code/team_memory"
@@ -162,11 +165,39 @@ func (g *hostileGen) route() (method, path string) {
 	}
 }
 
+// storeRoute returns a method and raw path of the memory store routes,
+// with ids malformed or unknown (the run has no store of its own to name).
+func (g *hostileGen) storeRoute(methods []string) (method, path string) {
+	id := g.pick("memstore_"+fmt.Sprintf("%032x", g.r.Uint64()), "memstore_", "memstore_ZZ", "mem_x", g.segment())
+	mem := g.pick("mem_"+fmt.Sprintf("%x", g.r.Uint64()), "mem_", "mem_%00", "memver_1", g.segment())
+	ver := g.pick("memver_1", "memver_0", "memver_01", "memver_99999999999999999999", g.segment())
+	base := "/v1/memory_stores/" + id
+	switch g.r.IntN(8) {
+	case 0:
+		return g.pick("GET", "POST", "POST"), "/v1/memory_stores"
+	case 1:
+		return g.pick("GET", "POST", "DELETE", "PATCH"), base + g.pick("", "/", "/archive", "//")
+	case 2:
+		return g.pick("GET", "POST", "POST"), base + "/memories"
+	case 3:
+		return "GET", base + "/memories/export"
+	case 4:
+		return g.pick("GET", "POST", "DELETE"), base + "/memories/" + mem
+	case 5:
+		return g.pick("GET", "POST"), base + "/memory_versions" + g.pick("", "/"+ver, "/"+ver+"/redact")
+	case 6:
+		return g.pick(methods...), base + "/memories/" + g.entryKey()
+	default:
+		return g.pick(methods...), base + strings.Repeat("/"+g.segment(), 1+g.r.IntN(22))
+	}
+}
+
 // query returns a raw query string for the path.
 func (g *hostileGen) query(path string) string {
 	if !strings.Contains(path, "team_memory") {
 		if g.chance(0.3) {
-			return g.pick("since=", "view=", "limit=", "before=", "repo=", "action=", "actor=", "x=") + url.QueryEscape(g.garbage(false))
+			return g.pick("since=", "view=", "limit=", "before=", "repo=", "action=", "actor=", "x=", "depth=", "page=",
+				"path_prefix=", "created_at%5Bgte%5D=", "operation=", "expected_content_sha256=") + url.QueryEscape(g.garbage(false))
 		}
 		if g.chance(0.2) {
 			return g.pick("since=0", "view=hashes", "view=head", "limit=1", "since=-1", "limit=100000", "%zz", "a=%00")
@@ -206,7 +237,9 @@ func (g *hostileGen) jsonGarbage() []byte {
 		return []byte(g.pick(`{"entries":["a"]}`, `{"entries":{"a":1}}`, `{"entries":{"a":null}}`, `{"upserts":"x"}`,
 			`{"upserts":[{"key":1,"content":2}]}`, `{"upserts":[{"key":"a.md"}]}`, `{"deletes":[{"key":null}]}`,
 			`{"upserts":[{"key":"a.md","content":"x","base":7}]}`, `{"name":["x"]}`, `{"events":"x"}`,
-			`{"max_entries":"x"}`, `{"secret_policy":"maybe"}`, `{"secret_allowlist":{"regexes":["("]}}`, `{"role":"god"}`))
+			`{"max_entries":"x"}`, `{"secret_policy":"maybe"}`, `{"secret_allowlist":{"regexes":["("]}}`, `{"role":"god"}`,
+			`{"path":1,"content":2}`, `{"path":"/a/../b","content":"x"}`, `{"path":"/x","content":"x","precondition":{"type":"nope"}}`,
+			`{"name":"","metadata":{"k":1}}`))
 	case 7: // invalid UTF-8 and NUL in keys and content
 		return []byte(g.pick("{\"entries\":{\"a\xff.md\":\"x\"}}", "{\"entries\":{\"a.md\":\"\xc3\x28\"}}",
 			`{"entries":{"a.md":"nul\u0000byte"}}`, `{"entries":{"\u0000":"x"}}`,

@@ -12,11 +12,14 @@ import (
 
 // Event kinds. A space event says a space reached a new head; an auth event
 // says an org's keys, users or settings changed, so cached credentials and
-// org settings of that org must be dropped; a reset event (local only)
-// says notifications may have been missed, so every cache must be dropped.
+// org settings of that org must be dropped; a store event says a memory
+// store's own fields changed (archived, renamed, deleted), so cached stores
+// of that org must be dropped; a reset event (local only) says
+// notifications may have been missed, so every cache must be dropped.
 const (
 	KindSpace = ""
 	KindAuth  = "auth"
+	KindStore = "store"
 	KindReset = "reset"
 )
 

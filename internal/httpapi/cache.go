@@ -61,11 +61,15 @@ type cache struct {
 	// version: a pull serves only the current version, so bodies of a
 	// superseded one are dropped when the next is cached.
 	spaceBodies map[int64][]bodyKey
+	// stores are memory stores by id, and storeByHead which one a space
+	// event names (storecache.go).
+	stores      map[storeKey]cachedStore
+	storeByHead map[headKey]storeKey
 }
 
 func newCache() *cache {
 	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: map[headKey]cachedHead{}, bodies: map[bodyKey][]byte{},
-		spaceBodies: map[int64][]bodyKey{}}
+		spaceBodies: map[int64][]bodyKey{}, stores: map[storeKey]cachedStore{}, storeByHead: map[headKey]storeKey{}}
 }
 
 func (c *cache) body(k bodyKey) ([]byte, bool) {
@@ -149,6 +153,7 @@ func (c *cache) spaceMoved(k headKey, version int64) {
 	if e, ok := c.heads[k]; ok && e.space.Version < version {
 		delete(c.heads, k)
 	}
+	c.storeMovedLocked(k, version)
 }
 
 // dropOrg forgets every cached principal of an org.
@@ -169,6 +174,8 @@ func (c *cache) reset() {
 	clear(c.heads)
 	clear(c.bodies)
 	clear(c.spaceBodies)
+	clear(c.stores)
+	clear(c.storeByHead)
 	c.bodyBytes = 0
 	c.mu.Unlock()
 }
@@ -180,6 +187,8 @@ func (c *cache) apply(e events.Event) {
 		c.spaceMoved(headKey{org: e.OrgID, repo: e.Repo, scope: teammem.Scope(e.Scope), user: e.UserID}, e.Version)
 	case events.KindAuth:
 		c.dropOrg(e.OrgID)
+	case events.KindStore:
+		c.dropOrgStores(e.OrgID)
 	default:
 		c.reset()
 	}

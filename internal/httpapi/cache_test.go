@@ -68,3 +68,43 @@ func TestBodyCacheDropsSupersededVersions(t *testing.T) {
 		t.Errorf("bodyBytes = %d, want 205", c.bodyBytes)
 	}
 }
+
+// TestStoreCacheFollowsEvents checks the memory store cache: a space event
+// of a newer version drops the store (its own echo does not), a store event
+// drops the org's stores and no other org's, and entries expire.
+func TestStoreCacheFollowsEvents(t *testing.T) {
+	c := newCache()
+	now := time.Now()
+	store := func(org int64, uid string, v int64) teammem.MemoryStore {
+		return teammem.MemoryStore{Space: teammem.Space{ID: org*10 + v, OrgID: org, UID: uid, Scope: teammem.ScopeTeam, Version: v},
+			Repo: teammem.Repo{Slug: "@memstore/" + uid}}
+	}
+	cached := func(org int64, uid string) bool {
+		_, ok := c.store(storeKey{org: org, uid: uid}, now)
+		return ok
+	}
+	put := func(m teammem.MemoryStore) { c.putStore(storeKey{org: m.Space.OrgID, uid: m.Space.UID}, m, now) }
+	put(store(1, "a", 5))
+	put(store(2, "b", 5))
+	c.apply(events.Event{Kind: events.KindSpace, OrgID: 1, Repo: "@memstore/a", Scope: "team", Version: 5})
+	if !cached(1, "a") {
+		t.Fatal("the store's own version dropped it")
+	}
+	c.apply(events.Event{Kind: events.KindSpace, OrgID: 1, Repo: "@memstore/a", Scope: "team", Version: 6})
+	if cached(1, "a") || !cached(2, "b") {
+		t.Fatalf("after a newer version of a: a cached %v, b cached %v", cached(1, "a"), cached(2, "b"))
+	}
+	put(store(1, "a", 6))
+	c.apply(events.Event{Kind: events.KindStore, OrgID: 1})
+	if cached(1, "a") || !cached(2, "b") {
+		t.Fatal("a store event of org 1 kept its store or dropped org 2's")
+	}
+	c.putStore(storeKey{org: 1, uid: "a"}, store(1, "a", 7), now.Add(-2*headTTL))
+	if cached(1, "a") {
+		t.Fatal("an expired store was served")
+	}
+	c.apply(events.Event{Kind: events.KindReset})
+	if cached(2, "b") {
+		t.Fatal("a reset kept a store")
+	}
+}

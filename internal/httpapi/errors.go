@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
@@ -42,7 +43,14 @@ func (s *Server) handle(fn handlerFunc) http.HandlerFunc {
 
 // writeError writes err as the JSON error body. Only internal errors are
 // logged with their detail; the client gets the code and a safe message.
+// Under the memory store routes it is Anthropic's envelope instead, whoever
+// refuses (a middleware, the router, the handler), since those clients
+// parse no other.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if isStorePath(r.URL.Path) {
+		s.writeStoreError(w, r, err)
+		return
+	}
 	err = asTooLarge(err)
 	code := teammem.ErrorCode(err)
 	status, ok := statusByCode[code]
@@ -78,6 +86,25 @@ func asTooLarge(err error) error {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// marshalJSON encodes v as writeJSON does.
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeJSONBytes writes an encoded JSON body with the given status.
+func writeJSONBytes(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // writeJSON writes v as a JSON response with the given status.

@@ -167,3 +167,90 @@ func FuzzEntryKey(f *testing.F) {
 		}
 	})
 }
+
+// storeFuzzBundle is a fuzzBundle with an API store holding one memory.
+type storeFuzzBundle struct {
+	*fuzzBundle
+	base, mem string
+}
+
+func newStoreFuzzBundle(f *testing.F) *storeFuzzBundle {
+	f.Helper()
+	b := newFuzzBundle(f)
+	rec := b.serve("POST", &url.URL{Path: "/v1/memory_stores", RawQuery: "beta=true"}, []byte(`{"name":"fuzz"}`))
+	var s struct{ ID string }
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &s) != nil {
+		f.Fatalf("create store: %d %s", rec.Code, rec.Body)
+	}
+	base := "/v1/memory_stores/" + s.ID
+	rec = b.serve("POST", &url.URL{Path: base + "/memories"}, []byte(`{"path":"/dir/a.md","content":"a"}`))
+	var m struct{ ID string }
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &m) != nil {
+		f.Fatalf("create memory: %d %s", rec.Code, rec.Body)
+	}
+	return &storeFuzzBundle{fuzzBundle: b, base: base, mem: m.ID}
+}
+
+// checkStoreFuzzAnswer fails t on a 5xx, or on a refusal that is not a
+// clear 4xx in Anthropic's envelope.
+func checkStoreFuzzAnswer(t *testing.T, what string, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if rec.Code < 300 {
+		return
+	}
+	if msg := checkStoreAnswer(rec.Code, rec.Header(), rec.Body.Bytes()); msg != "" {
+		t.Fatalf("%s: %s", what, msg)
+	}
+}
+
+// FuzzMemoryStoreWrite decodes arbitrary bodies on a memory create and
+// update. A memory the server accepts has a valid id and a path MemoryKey
+// accepts.
+func FuzzMemoryStoreWrite(f *testing.F) {
+	for _, s := range []string{`{"path":"/a.md","content":"x"}`, `{"path":"/n/b.md","content":"y","precondition":{"type":"not_exists"}}`,
+		`{"content":"z","precondition":{"type":"content_sha256","content_sha256":"` + strings.Repeat("0", 64) + `"}}`,
+		`{"path":"/a/../b.md","content":"x"}`, `{"path":"/e\u0301.md","content":"x"}`, `{"path":"/a\u202eb","content":"x"}`,
+		`{"path":1}`, `{"content":["x"]}`, `{`, ``, `null`, "{\"path\":\"/\xff\",\"content\":\"x\"}", `{"path":"/x.md","content":"\ud800"}`,
+		`{"path":"/` + strings.Repeat("a/", 21) + `x","content":"x"}`} {
+		f.Add([]byte(s))
+	}
+	b := newStoreFuzzBundle(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, u := range []*url.URL{{Path: b.base + "/memories"}, {Path: b.base + "/memories/" + b.mem}} {
+			rec := b.serve("POST", u, body, "Content-Type", "application/json")
+			checkStoreFuzzAnswer(t, "POST "+u.Path, rec)
+			if rec.Code != http.StatusOK {
+				continue
+			}
+			var m struct{ ID, Path string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil || !teammem.ValidMemoryID(m.ID) {
+				t.Fatalf("POST %s: 200 is not a memory: %q", u.Path, rec.Body)
+			}
+			if _, err := teammem.MemoryKey(m.Path); err != nil {
+				t.Fatalf("POST %s stored path %q that MemoryKey refuses: %v", u.Path, m.Path, err)
+			}
+		}
+	})
+}
+
+// FuzzMemoryStoreQuery sends arbitrary path tails and query strings to the
+// store's read routes.
+func FuzzMemoryStoreQuery(f *testing.F) {
+	for _, s := range [][2]string{{"memories", "limit=100&path_prefix=%2F&depth=1&order_by=path&order=asc"},
+		{"memories", "page=AAAA"}, {"memories", "limit=0"}, {"memories", "depth=-1"}, {"memories", "path_prefix=a/"},
+		{"memories/export", "view=basic"}, {"memories/export", "view=x"}, {"memory_versions", "created_at%5Bgte%5D=x"},
+		{"memory_versions", "operation=nope&page=0"}, {"memory_versions/memver_1", ""}, {"memories/mem_%00", ""},
+		{"..%2F..", ""}, {"memories//x", "%zz"}, {"memory_versions/memver_99999999999999999999", "view=full"}} {
+		f.Add(s[0], s[1])
+	}
+	b := newStoreFuzzBundle(f)
+	f.Fuzz(func(t *testing.T, tail, query string) {
+		u, err := url.Parse(b.base + "/" + tail)
+		if err != nil || u.Path == "" {
+			return // no client can send it
+		}
+		u.Host, u.Scheme, u.RawQuery = "", "", query
+		rec := b.serve("GET", u, nil)
+		checkStoreFuzzAnswer(t, "GET "+u.String(), rec)
+	})
+}

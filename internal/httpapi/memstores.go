@@ -43,6 +43,24 @@ func memstoreDialect(r *http.Request) string {
 	return apiClaudeCodeMemory
 }
 
+// isStorePath reports whether path is under the memory store routes.
+func isStorePath(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/memory_stores")
+	return ok && (rest == "" || rest[0] == '/')
+}
+
+// isStoreMemoryWrite reports whether a request writes memories of a store
+// (a create, update or delete under …/memories), which takes a write token
+// on the one write path instead of a read token.
+func isStoreMemoryWrite(method, path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/memory_stores/")
+	if !ok || method == http.MethodGet || method == http.MethodHead {
+		return false
+	}
+	_, sub, _ := strings.Cut(rest, "/")
+	return sub == "memories" || strings.HasPrefix(sub, "memories/")
+}
+
 // storeReq is a resolved request on one store.
 type storeReq struct {
 	p     teammem.Principal
@@ -61,7 +79,7 @@ func (s *Server) resolveStore(r *http.Request, write bool) (*storeReq, error) {
 	if !ok {
 		return nil, notFound
 	}
-	m, err := s.store.MemoryStoreGet(r.Context(), p.Org.ID, uid)
+	m, err := s.memoryStore(r.Context(), p.Org.ID, uid)
 	switch {
 	case teammem.ErrorCode(err) == teammem.ENotFound:
 		return nil, notFound
@@ -96,6 +114,10 @@ func truncateID(id string) string {
 // or refused by poisoning: reject, answers 400 "content rejected by safety
 // check" (teammem.ScreenedMessage), which Claude Code's client turns into a
 // per-file notice rather than suppressing the store.
+//
+// The archived check here only spares a scan: the one that counts runs in
+// the commit, under the space's lock that archiving takes too, since the
+// store was loaded before and may have been archived since.
 func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
 	if sr.store.Archived() {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
@@ -105,6 +127,7 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 	call.Target = teammem.Target{Repo: sr.store.Repo, Space: sr.store.Space}
 	res, err := s.write(r.Context(), call)
 	if err != nil {
+		s.forgetIfArchived(sr, err)
 		return res, storeWriteError(err)
 	}
 	if res.Proposal != nil {
@@ -118,6 +141,14 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 			WithDetails(map[string]any{"rule_ids": teammem.RuleIDs(res.SkippedSecrets)})
 	}
 	return res, nil
+}
+
+// forgetIfArchived drops a cached store that a refusal says was archived
+// since it was cached (elsewhere, or by a request that raced this one).
+func (s *Server) forgetIfArchived(sr *storeReq, err error) {
+	if teammem.ErrorMessage(err) == teammem.MsgArchived {
+		s.cache.dropStore(sr.store)
+	}
 }
 
 // storeWriteError turns the write path's refusals into the messages the

@@ -293,8 +293,10 @@ func (s *Server) updateStore(w http.ResponseWriter, r *http.Request) error {
 	}
 	m, err := s.store.MemoryStoreUpdate(r.Context(), sr.p.Org.ID, sr.store.Space.ID, up)
 	if err != nil {
+		s.forgetIfArchived(sr, err)
 		return err
 	}
+	s.storeChanged(r.Context(), sr.store)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
 }
@@ -311,6 +313,7 @@ func (s *Server) archiveStore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.storeChanged(r.Context(), sr.store)
 	s.audit(r.Context(), sr.p, "memory_store.archive", "", m.ID(), nil)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
@@ -326,6 +329,7 @@ func (s *Server) deleteStore(w http.ResponseWriter, r *http.Request) error {
 	if err := s.store.MemoryStoreDelete(r.Context(), sr.p.Org.ID, sr.store.Space.ID); err != nil {
 		return err
 	}
+	s.storeChanged(r.Context(), sr.store)
 	s.audit(r.Context(), sr.p, "memory_store.delete", "", sr.store.ID(), nil)
 	writeJSON(w, http.StatusOK, deletedObject{ID: sr.store.ID(), Type: "memory_store_deleted"})
 	return nil

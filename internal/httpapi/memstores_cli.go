@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -19,9 +20,11 @@ import (
 //
 // ?view=basic (E2, the client's listing) leaves content out; no view (E1,
 // its first pull) carries it. The lines are written as the rows are read,
-// through a small buffer: a store's export is never held in memory. A
-// failure after the first byte ends the stream without its trailer, which
-// the client detects (stream_truncated) and falls back from.
+// through a small buffer: streaming never waits for a whole store. A copy
+// of an export up to an eighth of the body cache is kept, by store version,
+// so the next export of an unchanged store is one write. A failure after
+// the first byte ends the stream without its trailer, which the client
+// detects (stream_truncated) and falls back from.
 
 // exportMemories serves GET …/memories/export.
 func (s *Server) exportMemories(w http.ResponseWriter, r *http.Request) error {
@@ -42,7 +45,20 @@ func (s *Server) exportMemories(w http.ResponseWriter, r *http.Request) error {
 	defer func() { s.metrics.Pulls.WithLabelValues(sr.p.Org.Slug, apiClaudeCodeMemory, outcome).Inc() }()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
-	bw := bufio.NewWriterSize(w, 32<<10)
+	// An export of a version never changes: this replica serves one it
+	// streamed before from the body cache. A miss streams from the
+	// snapshot and keeps a copy, bounded, under the snapshot's version.
+	key := bodyKey{space: sr.store.Space.ID, version: sr.store.Space.Version, repo: "\x00export\x00" + view}
+	if body, ok := s.cache.body(key); ok {
+		if sr.store.Space.EntryCount == 0 {
+			outcome = "empty"
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+		return nil
+	}
+	keep := &cappedBuffer{max: maxBodyCacheBytes / 8}
+	bw := bufio.NewWriterSize(io.MultiWriter(w, keep), 32<<10)
 	line := make([]byte, 0, 512)
 	line = append(line, `{"type":"store","view":"`...)
 	line = append(line, view...)
@@ -51,7 +67,7 @@ func (s *Server) exportMemories(w http.ResponseWriter, r *http.Request) error {
 	line = append(line, "\"}\n"...)
 	started := false
 	count := 0
-	_, err = s.store.MemoriesEach(r.Context(), sr.p.Org.ID, sr.store.Space.ID, full, func(_ teammem.Space, e teammem.Entry) error {
+	head, err := s.store.MemoriesEach(r.Context(), sr.p.Org.ID, sr.store.Space.ID, full, func(_ teammem.Space, e teammem.Entry) error {
 		if !started {
 			// Headers go once the snapshot is open: a store that cannot be
 			// read still gets a proper error status.
@@ -87,8 +103,30 @@ func (s *Server) exportMemories(w http.ResponseWriter, r *http.Request) error {
 	line = strconv.AppendInt(line, int64(count), 10)
 	line = append(line, ",\"error_count\":0}\n"...)
 	_, _ = bw.Write(line)
-	_ = bw.Flush()
+	if bw.Flush() == nil && !keep.over {
+		key.version = head.Version // what the snapshot read
+		s.cache.putBody(key, keep.b)
+	}
 	return nil
+}
+
+// cappedBuffer keeps what is written to it up to max bytes, then gives up
+// (over) and keeps nothing more; it never fails a write.
+type cappedBuffer struct {
+	b    []byte
+	max  int
+	over bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if !c.over {
+		if len(c.b)+len(p) > c.max {
+			c.over, c.b = true, nil
+		} else {
+			c.b = append(c.b, p...)
+		}
+	}
+	return len(p), nil
 }
 
 // appendMemoryLine appends one memory line of the export.

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -285,11 +286,21 @@ func (c listCursor) encode() string {
 	return base64.RawURLEncoding.EncodeToString([]byte(c.after + "\x00" + c.skip))
 }
 
+// decodeCursor reads a page cursor. What it names must be what encode
+// could have written: a key (or nothing) and a directory prefix (or
+// nothing), so a forged cursor is refused rather than run as a query.
 func decodeCursor(v string) (listCursor, error) {
+	bad := teammem.Errorf(teammem.EInvalid, "page is not a cursor this server gave out")
 	b, err := base64.RawURLEncoding.DecodeString(v)
 	after, skip, ok := strings.Cut(string(b), "\x00")
 	if err != nil || !ok {
-		return listCursor{}, teammem.Errorf(teammem.EInvalid, "page is not a cursor this server gave out")
+		return listCursor{}, bad
+	}
+	if after != "" && teammem.ValidateKey(after) != nil {
+		return listCursor{}, bad
+	}
+	if dir, isDir := strings.CutSuffix(skip, "/"); skip != "" && (!isDir || teammem.ValidateKey(dir) != nil) {
+		return listCursor{}, bad
 	}
 	return listCursor{after: after, skip: skip}, nil
 }
@@ -353,6 +364,40 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// A page of a store at a version never changes: served from the body
+	// cache when this replica built it before (Claude Code's client lists
+	// every store on every sync, and most syncs change nothing).
+	key := bodyKey{space: sr.store.Space.ID, version: sr.store.Space.Version, repo: q.cacheKey()}
+	if body, ok := s.cache.body(key); ok {
+		writeJSONBytes(w, http.StatusOK, body)
+		return nil
+	}
+	page, err := s.memoryPage(r, sr, q)
+	if err != nil {
+		return err
+	}
+	body, err := marshalJSON(page)
+	if err != nil {
+		return err
+	}
+	// The page was read between two reads of the head: the same version
+	// both times means no write committed in between, so the page is that
+	// version's and may be cached under it.
+	if again, err := s.store.MemoryStoreGet(r.Context(), sr.p.Org.ID, sr.store.Space.UID); err == nil && again.Space.Version == key.version {
+		s.cache.putBody(key, body)
+	}
+	writeJSONBytes(w, http.StatusOK, body)
+	return nil
+}
+
+// cacheKey names a listing request in the body cache (bodyKey.repo, which
+// no slug can collide with: it starts with a NUL).
+func (q listQuery) cacheKey() string {
+	return fmt.Sprintf("\x00memories\x00%s\x00%d\x00%d\x00%t\x00%s\x00%s", q.prefix, q.depth, q.limit, q.full, q.cursor.after, q.cursor.skip)
+}
+
+// memoryPage reads one page of a listing.
+func (s *Server) memoryPage(r *http.Request, sr *storeReq, q listQuery) (memoryPage, error) {
 	page := memoryPage{Data: make([]any, 0, q.limit)}
 	cur := q.cursor
 	batch := q.limit + 1
@@ -360,7 +405,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 		entries, err := s.store.MemoriesList(r.Context(), sr.p.Org.ID, sr.store.Space.ID, teammem.MemoryFilter{
 			Prefix: q.prefix, AfterKey: cur.after, Limit: batch, WithContent: q.full})
 		if err != nil {
-			return err
+			return page, err
 		}
 		done = len(entries) < batch
 		for _, e := range entries {
@@ -382,8 +427,7 @@ func (s *Server) listMemories(w http.ResponseWriter, r *http.Request) error {
 			page.Data = append(page.Data, memoryOf(sr, e, q.full))
 		}
 	}
-	writeJSON(w, http.StatusOK, page)
-	return nil
+	return page, nil
 }
 
 // deeperThan returns the first depth segments of rel plus "/" when rel lies

@@ -191,12 +191,14 @@ func (s *Server) limitReads(next http.Handler) http.Handler {
 }
 
 // isMemoryWrite reports whether r is a write to memory: a PUT of the Claude
-// Code endpoint or anything but a read under /v1/repos/ (every such route
-// writes a space). Routes that write memory elsewhere must be added here,
-// or they take a read token besides their write token.
+// Code endpoint, anything but a read under /v1/repos/ (every such route
+// writes a space) or a memory write of a store. Routes that write memory
+// elsewhere must be added here, or they take a read token besides their
+// write token.
 func isMemoryWrite(r *http.Request) bool {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return false
 	}
-	return r.URL.Path == "/api/claude_code/team_memory" || strings.HasPrefix(r.URL.Path, "/v1/repos/")
+	return r.URL.Path == "/api/claude_code/team_memory" || strings.HasPrefix(r.URL.Path, "/v1/repos/") ||
+		isStoreMemoryWrite(r.Method, r.URL.Path)
 }

@@ -21,6 +21,11 @@ func (s *Server) routes() chi.Router {
 	}))
 	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Allow", allowedMethods(r, req))
+		if isStorePath(req.URL.Path) {
+			writeJSON(w, http.StatusMethodNotAllowed, storeErrorBody{Type: "error",
+				Error: map[string]any{"type": "invalid_request_error", "message": "method not allowed on this route"}})
+			return
+		}
 		writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
 	})
 	r.Get("/healthz", s.handle(s.healthz))

@@ -59,6 +59,7 @@ func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.Wri
 		// of the space on this replica reads nothing.
 		hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: res.Space.Scope, user: res.Space.UserID}
 		s.cache.putHead(hk, res.Repo, res.Space, time.Now())
+		s.cache.spaceMoved(hk, res.Space.Version) // its store, if cached, is behind
 	}
 	return res, err
 }

@@ -39,8 +39,9 @@ type Announcer func(head Space) (Announcement, bool)
 // interpreted its own); the Put methods may queue their statement until
 // Commit, so an error can surface there instead.
 type WriteTx interface {
-	// LockSpace takes the space's write lock and returns its head
-	// (ENotFound when the org has no such space).
+	// LockSpace takes the space's write lock and returns its head, with
+	// Archived read after the lock was granted (ENotFound when the org has
+	// no such space). Archiving a store takes the same lock.
 	LockSpace(ctx context.Context) (Space, error)
 	// EntryHeads returns every entry head of the space, read under the lock.
 	EntryHeads(ctx context.Context) (map[string]Entry, error)
@@ -68,7 +69,8 @@ type WriteTx interface {
 // rows, the head (checksum from Summarize) and p.Audit's events, in one
 // transaction of st. No changes → nothing is written and the head is
 // returned unchanged. Errors from p.Plan abort the transaction and are
-// returned as they are; ENotFound when the org has no such space.
+// returned as they are; ENotFound when the org has no such space; EInvalid
+// (MsgArchived) when it is an archived memory store, whatever the plan.
 func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyParams) (Space, error) {
 	tx, err := st.SpaceWrite(ctx, orgID, spaceID)
 	if err != nil {
@@ -79,14 +81,20 @@ func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyPara
 }
 
 // CommitWrite is the one commit sequence of every write, on any driver:
-// lock the space → read its entry heads (from cache when the head is the
-// one they were cached for) → plan → store each change, the new head and
-// the audit events → announce → commit → cache the new heads. The driver
-// supplies only the SQL (tx); SpaceApply opens and ends it.
+// lock the space → refuse an archived store → read its entry heads (from
+// cache when the head is the one they were cached for) → plan → store each
+// change, the new head and the audit events → announce → commit → cache
+// the new heads. The driver supplies only the SQL (tx); SpaceApply opens
+// and ends it.
 func CommitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce bool, p ApplyParams) (Space, error) {
 	space, err := tx.LockSpace(ctx)
 	if err != nil {
 		return space, err
+	}
+	if space.Archived {
+		// Checked under the lock the archive takes too: a write that loaded
+		// the store before it was archived cannot land after.
+		return space, Errorf(EInvalid, MsgArchived)
 	}
 	heads, cached := cache.Get(space)
 	if !cached {

@@ -41,6 +41,11 @@ type Space struct {
 	// PurgedThrough is the highest version whose tombstones were purged: a
 	// change feed starting before it could miss deletions (EGone).
 	PurgedThrough int64 `json:"-"`
+	// Archived reports whether the space is a memory store archived for
+	// good. Only WriteTx.LockSpace reads it (elsewhere it is false): it is
+	// what CommitWrite refuses every write of, under the space's lock, so
+	// an archive and a write are ordered one way or the other.
+	Archived bool `json:"-"`
 }
 
 // Empty reports whether the space has no live entries.

@@ -156,7 +156,10 @@ type Store interface {
 	// team space and the store's fields, in one transaction.
 	MemoryStoreCreate(ctx context.Context, orgID int64, p MemoryStoreCreateParams) (MemoryStore, error)
 	// MemoryStoreUpdate changes an API store's fields (ENotFound when the
-	// space is not one).
+	// space is not one), under the space's write lock, so that an archive
+	// and a write (whose LockSpace reads Archived) are ordered. An archived
+	// store's fields do not change any more: EInvalid (MsgArchived) unless
+	// p only archives (again, which keeps the first ArchivedAt).
 	MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p MemoryStoreUpdateParams) (MemoryStore, error)
 	// MemoryStoreDelete deletes an API store with its memories and history,
 	// then scrubs as HistoryScrub does (ENotFound when the space is not one).

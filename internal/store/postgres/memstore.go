@@ -143,15 +143,38 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 	if p.ArchivedAt != nil {
 		add("archived_at = coalesce(archived_at, $?)", *p.ArchivedAt)
 	}
+	archiveOnly := len(sets) == 1 && p.ArchivedAt != nil
 	add("updated_at = $?", now())
-	tag, err := db.pool.Exec(ctx, `UPDATE memory_stores SET `+strings.Join(sets, ", ")+` WHERE org_id = $1 AND space_id = $2`, args...)
-	if err != nil {
-		return teammem.MemoryStore{}, interpret(err)
+	where := ` WHERE org_id = $1 AND space_id = $2`
+	if !archiveOnly {
+		where += ` AND archived_at IS NULL` // an archived store's fields are final
 	}
-	if tag.RowsAffected() == 0 {
-		return teammem.MemoryStore{}, teammem.Errorf(teammem.ENotFound, "not found")
-	}
-	return scanStore(db.pool.QueryRow(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = $1 AND s.id = $2`, orgID, spaceID))
+	var m teammem.MemoryStore
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// The space's write lock, which every write's LockSpace takes: a
+		// write that holds it commits before the archive, one that waits
+		// for it reads the archive once granted.
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, spaceID).Scan(&one); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `UPDATE memory_stores SET `+strings.Join(sets, ", ")+where, args...)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			var archived bool
+			err := tx.QueryRow(ctx, `SELECT archived_at IS NOT NULL FROM memory_stores WHERE org_id = $1 AND space_id = $2`,
+				orgID, spaceID).Scan(&archived)
+			if err == nil && archived {
+				return teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+			}
+			return teammem.Errorf(teammem.ENotFound, "not found")
+		}
+		m, err = scanStore(tx.QueryRow(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = $1 AND s.id = $2`, orgID, spaceID))
+		return err
+	})
+	return m, interpret(err)
 }
 
 // MemoryStoreDelete deletes an API store: its hidden repo row, which

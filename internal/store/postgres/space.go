@@ -116,16 +116,25 @@ func (w *writeTx) queue(what, sql string, args ...any) {
 	w.what = append(w.what, what)
 }
 
+// LockSpace reads whether the space is an archived store in a statement
+// of its own after the locking one: under read committed it takes a new
+// snapshot once the lock is granted, so it sees an archive committed by the
+// lock's previous holder (MemoryStoreUpdate takes the same row lock). One
+// SELECT with a subquery would read memory_stores as of before the wait.
 func (w *writeTx) LockSpace(ctx context.Context) (teammem.Space, error) {
 	begin := &pgx.Batch{}
 	begin.Queue("BEGIN")
 	begin.Queue(`SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, w.orgID, w.spaceID)
+	begin.Queue(`SELECT EXISTS (SELECT 1 FROM memory_stores WHERE space_id = $1 AND archived_at IS NOT NULL)`, w.spaceID)
 	br := w.conn.SendBatch(ctx, begin)
 	var space teammem.Space
 	_, err := br.Exec()
 	if err == nil {
 		w.open = true
 		space, err = scanSpace(br.QueryRow())
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&space.Archived)
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr

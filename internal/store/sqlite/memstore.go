@@ -151,19 +151,37 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 	if p.ArchivedAt != nil {
 		sets, args = append(sets, "archived_at = coalesce(archived_at, ?)"), append(args, micros(*p.ArchivedAt))
 	}
+	archiveOnly := len(sets) == 1 && p.ArchivedAt != nil
 	sets, args = append(sets, "updated_at = ?"), append(args, micros(now()), orgID, spaceID)
-	var res sql.Result
-	err := db.writing(ctx, orgID, func() (err error) {
-		res, err = db.w.ExecContext(ctx, `UPDATE memory_stores SET `+strings.Join(sets, ", ")+` WHERE org_id = ? AND space_id = ?`, args...)
-		return err
-	})
+	where := ` WHERE org_id = ? AND space_id = ?`
+	if !archiveOnly {
+		where += ` AND archived_at IS NULL` // an archived store's fields are final
+	}
+	// The writer's IMMEDIATE transaction is the write lock of every space:
+	// a write's LockSpace sees the archive or comes before it.
+	tx, err := db.begin(ctx, orgID)
+	if err != nil {
+		return teammem.MemoryStore{}, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE memory_stores SET `+strings.Join(sets, ", ")+where, args...)
 	if err != nil {
 		return teammem.MemoryStore{}, interpret(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
+		var archived bool
+		err := tx.QueryRowContext(ctx, `SELECT archived_at IS NOT NULL FROM memory_stores WHERE org_id = ? AND space_id = ?`,
+			orgID, spaceID).Scan(&archived)
+		if err == nil && archived {
+			return teammem.MemoryStore{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+		}
 		return teammem.MemoryStore{}, teammem.Errorf(teammem.ENotFound, "not found")
 	}
-	return scanStore(db.r.QueryRowContext(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = ? AND s.id = ?`, orgID, spaceID))
+	m, err := scanStore(tx.QueryRowContext(ctx, `SELECT `+storeColumns+storeFrom+` WHERE s.org_id = ? AND s.id = ?`, orgID, spaceID))
+	if err != nil {
+		return m, err
+	}
+	return m, interpret(tx.Commit())
 }
 
 // MemoryStoreDelete deletes an API store: its hidden repo row, which

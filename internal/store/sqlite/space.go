@@ -73,7 +73,11 @@ func (db *DB) SpaceEnsure(ctx context.Context, orgID int64, ref teammem.SpaceRef
 
 // The statements of every write, prepared once on the writer connection.
 const (
-	selectSpaceSQL    = `SELECT ` + spaceColumns + ` FROM spaces WHERE org_id = ? AND id = ?`
+	// lockSpaceSQL reads the head and whether the space is an archived
+	// store. The IMMEDIATE transaction already holds the one write lock, so
+	// an archive (an update on the same writer) is before or after it.
+	lockSpaceSQL = `SELECT ` + spaceColumns + `, EXISTS (SELECT 1 FROM memory_stores m
+		WHERE m.space_id = spaces.id AND m.archived_at IS NOT NULL) FROM spaces WHERE org_id = ? AND id = ?`
 	currentContentSQL = `SELECT content FROM entries WHERE space_id = ? AND key = ? AND deleted = 0`
 	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -89,7 +93,7 @@ const (
 
 const insertAuditSQL = `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-var writeQueries = []string{selectSpaceSQL, headsSQL, currentContentSQL, upsertEntrySQL, insertVersionSQL, updateHeadSQL, insertAuditSQL}
+var writeQueries = []string{lockSpaceSQL, headsSQL, currentContentSQL, upsertEntrySQL, insertVersionSQL, updateHeadSQL, insertAuditSQL}
 
 // CanAnnounce reports false: SQLite serves one process, whose broker
 // publishes after the commit.
@@ -142,7 +146,10 @@ func (w *writeTx) QueryContext(ctx context.Context, query string, args ...any) (
 }
 
 func (w *writeTx) LockSpace(ctx context.Context) (teammem.Space, error) {
-	return scanSpace(w.stmt(ctx, selectSpaceSQL).QueryRowContext(ctx, w.orgID, w.spaceID))
+	var archived bool
+	sp, err := scanSpace(scanExtra{w.stmt(ctx, lockSpaceSQL).QueryRowContext(ctx, w.orgID, w.spaceID), []any{&archived}})
+	sp.Archived = archived
+	return sp, err
 }
 
 func (w *writeTx) EntryHeads(ctx context.Context) (map[string]teammem.Entry, error) {

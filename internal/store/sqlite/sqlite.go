@@ -209,6 +209,14 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
 
+// scanExtra scans a row whose columns are a scan function's and then extra.
+type scanExtra struct {
+	row   rowScanner
+	extra []any
+}
+
+func (s scanExtra) Scan(dest ...any) error { return s.row.Scan(append(dest, s.extra...)...) }
+
 // PoolStats reports both pools (the writer and the readers) together; the
 // waits include those for a writer turn, where writers queue before the
 // writer pool.

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -95,6 +96,7 @@ func testMemoryStores(t *testing.T, b *bundle) {
 	if len(list) != 2 {
 		t.Fatalf("listed %d stores, want 2", len(list))
 	}
+	b.apply(t, m.Space, write("x.md", "x"))
 	name, at := "renamed", m.CreatedAt
 	up := must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{Name: &name, ArchivedAt: &at}))
 	if up.Name != "renamed" || !up.Archived() || up.Description != "d" {
@@ -104,9 +106,51 @@ func testMemoryStores(t *testing.T, b *bundle) {
 	if len(list) != 1 {
 		t.Fatalf("listed %d stores without archived ones, want 1", len(list))
 	}
-	b.apply(t, m.Space, write("x.md", "x"))
+	// Archived for good: its fields stay, archiving again keeps the date.
+	other := "other"
+	_, err := b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{Name: &other})
+	wantCode(t, err, teammem.EInvalid)
+	later := at.Add(time.Hour)
+	again := must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{ArchivedAt: &later}))
+	if again.Name != "renamed" || !again.ArchivedAt.Equal(*up.ArchivedAt) {
+		t.Fatalf("archived again = %+v", again)
+	}
 	must[struct{}](t)(struct{}{}, b.store.MemoryStoreDelete(b.ctx, b.org.ID, m.Space.ID))
 	wantCode(t, func() error { _, err := b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID); return err }(), teammem.ENotFound)
 	repo := b.space(t, "o/keep")
 	wantCode(t, b.store.MemoryStoreDelete(b.ctx, b.org.ID, repo.ID), teammem.ENotFound) // only API stores
+}
+
+// testArchiveOrdersWrites archives a store between a writer's load of it
+// and its write: the write, which still holds the unarchived store, is
+// refused under the space's lock and changes nothing, whatever its plan.
+func testArchiveOrdersWrites(t *testing.T, b *bundle) {
+	m := must[teammem.MemoryStore](t)(b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: "race"}))
+	sp := b.apply(t, m.Space, write("a.md", "before"))
+	loaded := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID))
+	if loaded.Archived() {
+		t.Fatal("a new store is archived")
+	}
+	at := time.Now()
+	must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{ArchivedAt: &at}))
+	planned := false
+	_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, loaded.Space.ID, teammem.ApplyParams{
+		Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
+		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			planned = true
+			return []teammem.EntryChange{write("a.md", "after"), write("b.md", "new")}, nil
+		}})
+	wantCode(t, err, teammem.EInvalid)
+	if teammem.ErrorMessage(err) != teammem.MsgArchived || planned {
+		t.Fatalf("write to an archived store: %v (planned: %v)", err, planned)
+	}
+	if e := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md")); e.Content != "before" {
+		t.Fatalf("a.md = %q after a refused write", e.Content)
+	}
+	head := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID))
+	if head.Space.Version != sp.Version || head.Space.EntryCount != 1 {
+		t.Fatalf("head after a refused write = %+v, want version %d", head.Space, sp.Version)
+	}
+	// Repo spaces are never archived: their writes go on.
+	b.apply(t, b.space(t, "o/unarchived"), write("a.md", "fine"))
 }

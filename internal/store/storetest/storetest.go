@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		"VersionFindings":     testVersionFindings,
 		"Proposals":           testProposals,
 		"WriteFairness":       testWriteFairness,
+		"ArchiveOrdersWrites": testArchiveOrdersWrites,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
