@@ -143,10 +143,28 @@ func MemoryKey(path string) (string, error) {
 			return "", Errorf(EInvalid, "path must not contain empty segments")
 		}
 	}
-	if err := ValidateKey(key); err != nil {
-		return "", err
+	if reason := keyProblem(key); reason != "" {
+		// A path the dialect allows but a teammem key does not (over 512
+		// bytes, a backslash, a segment ending in a dot or a space, …) is
+		// refused with the nearest of the messages Claude Code's client
+		// maps to a per-file refusal; any other message would count
+		// against the whole store. The details say which rule it broke.
+		return "", Errorf(EInvalid, "%s", memoryKeyMessage(reason)).
+			WithDetails(map[string]any{"reason": "teammem key rule: " + reason})
 	}
 	return key, nil
+}
+
+// memoryKeyMessage is the dialect's path message nearest to a teammem key
+// rule's reason.
+func memoryKeyMessage(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "longer than"):
+		return MsgPathTooLong
+	case strings.Contains(reason, "traversal"), strings.Contains(reason, "'.'"), strings.Contains(reason, "escapes"):
+		return MsgPathDotSegment
+	}
+	return MsgPathControl
 }
 
 // MemoryStore is a space as a memory store: the space, its repo (hidden for
