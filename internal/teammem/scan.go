@@ -8,26 +8,35 @@ import "context"
 // than the read.
 const PreScanBytes = 64 << 10
 
-// scanner scans a write's upserts before the space's lock is taken, and
+// scanner runs a write's content checks — the secret scan and, for a team
+// write, the poisoning checks — before the space's lock is taken, and
 // answers Plan's questions under the lock from what it found. Content Plan
-// asks about that was not scanned (an entry changed between the scan and
-// the lock) is noted as missing: the write then rolls back, scans it
-// outside the lock and plans again. No scan ever holds a write lock.
+// asks about that was not checked (an entry changed between the checks and
+// the lock) is noted as missing: the write then rolls back, checks it
+// outside the lock and plans again. No check ever holds a write lock: on
+// SQLite that lock is every org's.
 type scanner struct {
 	w       *Writer
 	org     Org
+	poison  PoisonChecker // nil: no poisoning checks
 	done    map[string]scanResult
 	missing []Upsert
 }
 
 type scanResult struct {
-	content  string // what was scanned
+	content  string // what was checked
 	findings []SkippedSecret
+	// poison holds the poisoning findings of content the secret scan
+	// passed (Plan asks only about those).
+	poison []PoisonFinding
 }
 
-// before scans the upserts the plan will likely need.
+// checks reports whether the scanner has anything to run.
+func (s *scanner) checks() bool { return s.w.Scanner != nil || s.poison != nil }
+
+// before checks the upserts the plan will likely need.
 func (s *scanner) before(ctx context.Context, store Store, space Space, req WriteRequest, sums map[string]string) error {
-	if s.w.Scanner == nil {
+	if !s.checks() {
 		return nil
 	}
 	var heads map[string]Entry
@@ -47,31 +56,64 @@ func (s *scanner) before(ctx context.Context, store Store, space Space, req Writ
 	return nil
 }
 
-// lookup is PlanInput.Scan: the findings of content scanned before, or
-// none, noting the content as missing.
+// result is what was found in content checked before, or false, noting the
+// content as missing.
+func (s *scanner) result(key, content string) (scanResult, bool) {
+	// The same string as the request's: the comparison is a pointer check,
+	// not a second pass over the content.
+	if r, ok := s.done[key]; ok && r.content == content {
+		return r, true
+	}
+	s.missing = append(s.missing, Upsert{Key: key, Content: content})
+	return scanResult{}, false
+}
+
+// lookup is PlanInput.Scan: the secret findings of content scanned before.
 func (s *scanner) lookup(key, content string) []SkippedSecret {
 	if s.w.Scanner == nil {
 		return nil
 	}
-	// The same string as the request's: the comparison is a pointer check,
-	// not a second pass over the content.
-	if r, ok := s.done[key]; ok && r.content == content {
-		return r.findings
-	}
-	s.missing = append(s.missing, Upsert{Key: key, Content: content})
-	return nil
+	r, _ := s.result(key, content)
+	return r.findings
 }
 
-// rescan scans what the last plan found missing.
+// poisonLookup is PlanInput.Poison: the poisoning findings of content
+// checked before.
+func (s *scanner) poisonLookup(key, content string) []PoisonFinding {
+	r, _ := s.result(key, content)
+	return r.poison
+}
+
+// poisonFunc is PlanInput.Poison, nil when the write has no poisoning
+// checks.
+func (s *scanner) poisonFunc() func(key, content string) []PoisonFinding {
+	if s.poison == nil {
+		return nil
+	}
+	return s.poisonLookup
+}
+
+// rescan checks what the last plan found missing.
 func (s *scanner) rescan() {
 	for _, u := range s.missing {
-		s.scan(u.Key, u.Content)
+		if r, ok := s.done[u.Key]; !ok || r.content != u.Content {
+			s.scan(u.Key, u.Content)
+		}
 	}
 	s.missing = nil
 }
 
 func (s *scanner) scan(key, content string) {
-	s.done[key] = scanResult{content: content, findings: s.w.Scanner.ScanEntry(s.org, key, content)}
+	r := scanResult{content: content}
+	if s.w.Scanner != nil {
+		r.findings = s.w.Scanner.ScanEntry(s.org, key, content)
+	}
+	// Only content the secret scan passed is checked for poisoning, so an
+	// excerpt never shows a secret the scanner knows of.
+	if s.poison != nil && len(r.findings) == 0 {
+		r.poison = s.poison.CheckEntry(key, content)
+	}
+	s.done[key] = r
 }
 
 func upsertBytes(req WriteRequest) int {

@@ -105,14 +105,13 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	for _, u := range req.Upserts {
 		sums[u.Key] = EntryChecksum(u.Content)
 	}
-	sc := scanner{w: w, org: p.Org, done: map[string]scanResult{}}
+	sc := scanner{w: w, org: p.Org, poison: w.poisonChecker(call), done: map[string]scanResult{}}
 	if err := sc.before(ctx, w.Store, space, req, sums); err != nil {
 		return res, err
 	}
-	poison := w.poisonChecks(call)
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention,
-			Now: w.now(), Scan: sc.lookup, Poison: poison, PoisonReject: rejectsPoison(call, limits),
+			Now: w.now(), Scan: sc.lookup, Poison: sc.poisonFunc(), PoisonReject: rejectsPoison(call, limits),
 			Checksums: sums}
 		changes, r, err := Plan(req, in)
 		if err == nil && len(sc.missing) > 0 {
