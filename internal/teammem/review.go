@@ -69,7 +69,9 @@ func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc 
 	for round := 0; ; round++ {
 		changes, res, err = plan(space, heads, current)
 		if errors.Is(err, errRescan) && round == 0 {
-			sc.rescan()
+			if err := sc.rescan(ctx); err != nil {
+				return WriteResult{}, true, err
+			}
 			continue
 		}
 		break

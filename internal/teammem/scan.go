@@ -1,6 +1,9 @@
 package teammem
 
-import "context"
+import (
+	"context"
+	"runtime"
+)
 
 // PreScanBytes is the size above which a write into an existing space reads
 // the space's entry heads (without the lock) so it scans only the upserts
@@ -51,7 +54,9 @@ func (s *scanner) before(ctx context.Context, store Store, space Space, req Writ
 		if h, ok := heads[u.Key]; ok && !h.Deleted && h.Checksum == sums[u.Key] {
 			continue // unchanged: Plan will not ask
 		}
-		s.scan(u.Key, u.Content)
+		if err := s.scan(ctx, u.Key, u.Content); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -94,16 +99,54 @@ func (s *scanner) poisonFunc() func(key, content string) []PoisonFinding {
 }
 
 // rescan checks what the last plan found missing.
-func (s *scanner) rescan() {
+func (s *scanner) rescan(ctx context.Context) error {
 	for _, u := range s.missing {
 		if r, ok := s.done[u.Key]; !ok || r.content != u.Content {
-			s.scan(u.Key, u.Content)
+			if err := s.scan(ctx, u.Key, u.Content); err != nil {
+				return err
+			}
 		}
 	}
 	s.missing = nil
+	return nil
 }
 
-func (s *scanner) scan(key, content string) {
+// SharedCheckBytes is the entry size from which an entry's content checks
+// take one of the Writer's check slots.
+const SharedCheckBytes = 16 << 10
+
+// The checks of large entries are the heaviest CPU work of the server (a
+// 16 × 240 KB batch costs hundreds of milliseconds). Left unbounded, one
+// org's concurrent batches take every core, and the writer holding the
+// one SQLite writer turn — whose commit every other org's writes wait for
+// — gets a sliver of one: its turn then lasts many times its own work.
+// So large entries are checked in at most GOMAXPROCS-1 slots (at least
+// one), one entry per slot at a time: a core stays free for the writer and
+// for small writes, which never wait for a slot.
+
+// checkSlots returns the Writer's slots for large entries' checks.
+func (w *Writer) checkSlots() chan struct{} {
+	w.slotsOnce.Do(func() {
+		n := w.CheckSlots
+		if n <= 0 {
+			n = max(1, runtime.GOMAXPROCS(0)-1)
+		}
+		w.slots = make(chan struct{}, n)
+	})
+	return w.slots
+}
+
+// scan checks one entry, in a check slot when it is large.
+func (s *scanner) scan(ctx context.Context, key, content string) error {
+	if len(content) >= SharedCheckBytes {
+		slots := s.w.checkSlots()
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			return Errorf(EUnavailable, "request cancelled or timed out")
+		}
+	}
 	r := scanResult{content: content}
 	if s.w.Scanner != nil {
 		r.findings = s.w.Scanner.ScanEntry(s.org, key, content)
@@ -114,6 +157,7 @@ func (s *scanner) scan(key, content string) {
 		r.poison = s.poison.CheckEntry(key, content)
 	}
 	s.done[key] = r
+	return nil
 }
 
 func upsertBytes(req WriteRequest) int {

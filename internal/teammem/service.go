@@ -3,6 +3,7 @@ package teammem
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -74,6 +75,12 @@ type Writer struct {
 	Defaults           ServerDefaults
 	TombstoneRetention time.Duration
 	Now                func() time.Time // nil: time.Now
+	// CheckSlots bounds how many large entries are checked (secret scan,
+	// poisoning) at once; 0: GOMAXPROCS-1, at least 1 (scan.go).
+	CheckSlots int
+
+	slotsOnce sync.Once
+	slots     chan struct{}
 }
 
 // maxScanRounds bounds how often a write goes back to scan entries that
@@ -156,7 +163,10 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		})
 		switch {
 		case errors.Is(err, errRescan) && round < maxScanRounds:
-			sc.rescan() // outside the lock, then plan again
+			// Outside the lock, then plan again.
+			if err := sc.rescan(ctx); err != nil {
+				return WriteResult{}, err
+			}
 			continue
 		case errors.Is(err, errRescan):
 			return WriteResult{}, Errorf(EUnavailable, "the space keeps changing under this write; try again")

@@ -232,3 +232,81 @@ func TestWriterChecksPoisonOutsideTheLock(t *testing.T) {
 		t.Fatalf("old.md's newest version: %+v, %v; want it stored with its finding", hist, err)
 	}
 }
+
+// gatedPoison holds every check of a large entry until released, and
+// records how many ran at once.
+type gatedPoison struct {
+	mu        sync.Mutex
+	cur, most int
+	entered   chan string
+	release   chan struct{}
+}
+
+func (p *gatedPoison) CheckEntry(key, content string) []teammem.PoisonFinding {
+	if len(content) < teammem.SharedCheckBytes {
+		return nil
+	}
+	p.mu.Lock()
+	p.cur++
+	p.most = max(p.most, p.cur)
+	p.mu.Unlock()
+	p.entered <- key
+	<-p.release
+	p.mu.Lock()
+	p.cur--
+	p.mu.Unlock()
+	return nil
+}
+
+// TestWriterSharesLargeChecks: large entries are checked in the Writer's
+// check slots, one entry per slot at a time, so one org's big batches
+// cannot take every core; small writes never wait for a slot.
+func TestWriterSharesLargeChecks(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	org, _ := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
+	pc := &gatedPoison{entered: make(chan string), release: make(chan struct{})}
+	w := &teammem.Writer{Store: db, Poison: pc, Defaults: teammem.DefaultServerDefaults, CheckSlots: 1}
+	owner := teammem.Principal{Org: org, User: teammem.User{Role: teammem.RoleOwner}}
+	write := func(repoSlug string, upserts ...teammem.Upsert) error {
+		repo, err := db.RepoEnsure(ctx, org.ID, repoSlug)
+		if err != nil {
+			return err
+		}
+		sp, err := db.SpaceEnsure(ctx, org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: repoSlug, Scope: teammem.ScopeTeam,
+			Target: teammem.Target{Repo: repo, Space: sp}, Request: teammem.WriteRequest{Upserts: upserts}})
+		return err
+	}
+	large := strings.Repeat("y", teammem.SharedCheckBytes)
+	errs := make(chan error, 2)
+	for _, r := range []string{"o/big-1", "o/big-2"} {
+		go func() {
+			errs <- write(r, teammem.Upsert{Key: "a.md", Content: large}, teammem.Upsert{Key: "b.md", Content: large + "b"})
+		}()
+	}
+	<-pc.entered // one large check holds the only slot
+	if err := write("o/small", teammem.Upsert{Key: "s.md", Content: "small"}); err != nil {
+		t.Fatalf("small write while the slot is taken: %v", err)
+	}
+	for range 3 { // the other large entries, one at a time
+		pc.release <- struct{}{}
+		<-pc.entered
+	}
+	pc.release <- struct{}{}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pc.most != 1 {
+		t.Errorf("%d large checks ran at once, want 1 (one slot)", pc.most)
+	}
+}
