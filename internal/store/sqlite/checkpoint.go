@@ -40,7 +40,11 @@ type checkpointer struct {
 	wake    chan struct{}
 	stop    chan struct{}
 	done    sync.WaitGroup
-	runs    atomic.Int64 // checkpoints run, for tests
+	closed  sync.Once
+	// mu is held by whoever checkpoints: SQLite refuses a checkpoint while
+	// another runs (it does not wait), so scrub's TRUNCATE takes it too.
+	mu   sync.Mutex
+	runs atomic.Int64 // checkpoints run, for tests
 }
 
 func newCheckpointer(conn *sql.DB) *checkpointer {
@@ -71,14 +75,20 @@ func (c *checkpointer) loop() {
 		var busy, frames, done int
 		// An error or a busy WAL leaves the frames for the next run (or
 		// the writer's backstop).
-		if c.conn.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done) == nil {
+		c.mu.Lock()
+		err := c.conn.QueryRowContext(context.Background(), `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done)
+		c.mu.Unlock()
+		if err == nil {
 			c.runs.Add(1)
 		}
 	}
 }
 
+// close stops the checkpointer; a second call only closes again.
 func (c *checkpointer) close() error {
-	close(c.stop)
-	c.done.Wait()
+	c.closed.Do(func() {
+		close(c.stop)
+		c.done.Wait()
+	})
 	return c.conn.Close()
 }
