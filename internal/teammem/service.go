@@ -146,6 +146,9 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		announced := false
 		head, err := SpaceApply(ctx, w.Store, p.Org.ID, space.ID, ApplyParams{
 			Actor: actorOf(call),
+			// Planned before the lock when the store has the space's heads
+			// cached: the writer turn is then only the SQL.
+			Early: true,
 			Plan: func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
 				changes, r, err := plan(s, heads, current)
 				res = r
