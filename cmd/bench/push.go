@@ -149,11 +149,26 @@ type sqliteRaw struct {
 // openSQLiteRaw creates the baseline's own database file in dir, with
 // spaces spaces of pullEntries entries each.
 func openSQLiteRaw(ctx context.Context, dir string, spaces int) (*sqliteRaw, error) {
+	return openSQLiteRawFile(ctx, filepath.Join(dir, "raw-push.db"), spaces, rawPragmas)
+}
+
+// The raw baselines' pragmas: the push baseline's, and those of the store
+// (internal/store/sqlite: incremental auto-vacuum on a new file, and
+// secure_delete, which its erasure of history needs), whose checkpoints
+// the caller runs itself.
+var (
+	rawPragmas   = []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)"}
+	storePragmas = append([]string{"auto_vacuum(2)", "wal_autocheckpoint(0)", "secure_delete(1)"}, rawPragmas...)
+)
+
+// openSQLiteRawFile creates a baseline database file at path with pragmas,
+// with spaces spaces of pullEntries entries each.
+func openSQLiteRawFile(ctx context.Context, path string, spaces int, pragmas []string) (*sqliteRaw, error) {
 	q := url.Values{"_txlock": {"immediate"}}
-	for _, p := range []string{"journal_mode(WAL)", "foreign_keys(1)", "busy_timeout(10000)", "synchronous(NORMAL)"} {
+	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "raw-push.db")+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package teammem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -20,6 +21,50 @@ type ApplyParams struct {
 	// of the committed head, sent inside the write's transaction (delivered
 	// at commit, and only then).
 	Announce Announcer
+	// Early lets SpaceApply run Plan once before it takes the lock too,
+	// against the entry heads the store cached for the space's last
+	// committed head, and compute the new heads and checksum there. When
+	// the head at the lock is still that one, the write stores what the
+	// early plan decided without planning again: its writer turn is only
+	// the SQL and the commit. Otherwise (another write came first, or
+	// nothing was cached) Plan runs under the lock as without Early. An
+	// early Plan that fails or changes nothing is discarded the same way,
+	// so Plan must be safe to call twice, its last call deciding; current
+	// fails in the early call (a conflict report is then made under the
+	// lock).
+	Early bool
+}
+
+// errEarly is what current returns to an early plan: content for a
+// conflict report is read under the lock.
+var errEarly = errors.New("content is read under the lock")
+
+// earlyPlan is what an early Plan decided, against head.
+type earlyPlan struct {
+	head    Space
+	changes []EntryChange
+	heads   map[string]Entry // after the changes
+	at      time.Time
+	sum     string
+	count   int
+	bytes   int64
+}
+
+// planEarly runs p.Plan against the cached heads of the space's last
+// committed head, or returns nil.
+func planEarly(cache *HeadsCache, orgID, spaceID int64, p ApplyParams) *earlyPlan {
+	head, heads, ok := cache.Latest(spaceID)
+	if !ok || head.OrgID != orgID {
+		return nil
+	}
+	changes, err := p.Plan(head, heads, func(string) (string, error) { return "", errEarly })
+	if err != nil || len(changes) == 0 {
+		return nil
+	}
+	e := &earlyPlan{head: head, changes: changes, at: time.Now().UTC().Truncate(time.Microsecond)}
+	e.heads = ApplyChanges(heads, changes, head.Version+1, p.Actor, e.at)
+	e.sum, e.count, e.bytes = Summarize(e.heads)
+	return e
 }
 
 // Announcement is a notification a store sends in the same transaction as
@@ -72,12 +117,16 @@ type WriteTx interface {
 // returned as they are; ENotFound when the org has no such space; EInvalid
 // (MsgArchived) when it is an archived memory store, whatever the plan.
 func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyParams) (Space, error) {
+	var early *earlyPlan
+	if p.Early {
+		early = planEarly(st.HeadsCache(), orgID, spaceID, p)
+	}
 	tx, err := st.SpaceWrite(ctx, orgID, spaceID)
 	if err != nil {
 		return Space{}, err
 	}
 	defer tx.Rollback(ctx)
-	return CommitWrite(ctx, tx, st.HeadsCache(), st.CanAnnounce(), p)
+	return commitWrite(ctx, tx, st.HeadsCache(), st.CanAnnounce(), p, early)
 }
 
 // CommitWrite is the one commit sequence of every write, on any driver:
@@ -87,6 +136,12 @@ func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyPara
 // the new heads. The driver supplies only the SQL (tx); SpaceApply opens
 // and ends it.
 func CommitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce bool, p ApplyParams) (Space, error) {
+	return commitWrite(ctx, tx, cache, canAnnounce, p, nil)
+}
+
+// commitWrite is CommitWrite, which stores early's decision when the
+// locked head is the one it was planned on.
+func commitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce bool, p ApplyParams, early *earlyPlan) (Space, error) {
 	space, err := tx.LockSpace(ctx)
 	if err != nil {
 		return space, err
@@ -96,24 +151,33 @@ func CommitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce
 		// the store before it was archived cannot land after.
 		return space, Errorf(EInvalid, MsgArchived)
 	}
-	heads, cached := cache.Get(space)
-	if !cached {
-		if heads, err = tx.EntryHeads(ctx); err != nil {
+	next := space
+	var changes []EntryChange
+	var newHeads map[string]Entry
+	if early != nil && SameHead(early.head, space) {
+		changes, newHeads = early.changes, early.heads
+		next.Version, next.UpdatedAt = space.Version+1, early.at
+		next.Checksum, next.EntryCount, next.TotalBytes = early.sum, early.count, early.bytes
+	} else {
+		heads, cached := cache.Get(space)
+		if !cached {
+			if heads, err = tx.EntryHeads(ctx); err != nil {
+				return space, err
+			}
+		}
+		changes, err = p.Plan(space, heads, func(key string) (string, error) { return tx.Content(ctx, key) })
+		if err != nil || len(changes) == 0 {
+			if err == nil && !cached {
+				cache.Put(space, heads)
+			}
 			return space, err
 		}
+		at := time.Now().UTC().Truncate(time.Microsecond)
+		next.Version, next.UpdatedAt = space.Version+1, at
+		newHeads = ApplyChanges(heads, changes, next.Version, p.Actor, at)
+		next.Checksum, next.EntryCount, next.TotalBytes = Summarize(newHeads)
 	}
-	changes, err := p.Plan(space, heads, func(key string) (string, error) { return tx.Content(ctx, key) })
-	if err != nil || len(changes) == 0 {
-		if err == nil && !cached {
-			cache.Put(space, heads)
-		}
-		return space, err
-	}
-	at := time.Now().UTC().Truncate(time.Microsecond)
-	next := space
-	next.Version, next.UpdatedAt = space.Version+1, at
-	newHeads := ApplyChanges(heads, changes, next.Version, p.Actor, at)
-	next.Checksum, next.EntryCount, next.TotalBytes = Summarize(newHeads)
+	at := next.UpdatedAt
 	for _, c := range changes {
 		if err := tx.PutEntry(ctx, c, newHeads[c.Key], next, p.Actor); err != nil {
 			return space, fmt.Errorf("write entry %q: %w", c.Key, err)

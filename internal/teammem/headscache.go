@@ -19,6 +19,7 @@ type HeadsCache struct {
 
 type cachedHeads struct {
 	stamp headStamp
+	space Space // the head the heads belong to
 	heads map[string]Entry
 }
 
@@ -55,6 +56,25 @@ func (c *HeadsCache) Get(s Space) (map[string]Entry, bool) {
 	return e.heads, true
 }
 
+// Latest returns the space head last stored for space id and its heads,
+// whether or not that head is still current: a caller may plan on them
+// ahead of the lock, and must check at the lock that the head is the same
+// (SameHead) before using what it planned. The map is shared: callers must
+// not modify it.
+func (c *HeadsCache) Latest(id int64) (Space, map[string]Entry, bool) {
+	if c == nil {
+		return Space{}, nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.spaces[id]
+	return e.space, e.heads, ok
+}
+
+// SameHead reports whether a and b are one state of a space: what the
+// cache keys its heads by.
+func SameHead(a, b Space) bool { return a.ID == b.ID && stampOf(a) == stampOf(b) }
+
 // Put stores heads as those of space s at its current head; the cache
 // takes ownership of the map, which nobody may modify afterwards.
 func (c *HeadsCache) Put(s Space, heads map[string]Entry) {
@@ -65,7 +85,7 @@ func (c *HeadsCache) Put(s Space, heads map[string]Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n -= len(c.spaces[s.ID].heads)
-	c.spaces[s.ID] = cachedHeads{stamp: stampOf(s), heads: heads}
+	c.spaces[s.ID] = cachedHeads{stamp: stampOf(s), space: s, heads: heads}
 	c.n += len(heads)
 	// Over the bound, evict arbitrary other spaces: map order is random.
 	for id, e := range c.spaces {

@@ -9,22 +9,14 @@ import (
 // planFunc is a write's plan against a space head and its entry heads.
 type planFunc func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error)
 
-// poisonChecks returns PlanInput.Poison for a call: the checks run on team
+// poisonChecker returns the poisoning checks of a call: they run on team
 // writes only (personal memory is loaded by its owner alone), on the
-// request's own content, once per upsert.
-func (w *Writer) poisonChecks(call WriteCall) func(key, content string) []PoisonFinding {
+// request's own content, once per upsert, before the lock (scanner).
+func (w *Writer) poisonChecker(call WriteCall) PoisonChecker {
 	if w.Poison == nil || call.Scope != ScopeTeam {
 		return nil
 	}
-	done := map[string][]PoisonFinding{}
-	return func(key, content string) []PoisonFinding {
-		if f, ok := done[key]; ok {
-			return f
-		}
-		f := w.Poison.CheckEntry(key, content)
-		done[key] = f
-		return f
-	}
+	return w.Poison
 }
 
 // rejectsPoison reports whether findings refuse the call's write: under
@@ -77,7 +69,9 @@ func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc 
 	for round := 0; ; round++ {
 		changes, res, err = plan(space, heads, current)
 		if errors.Is(err, errRescan) && round == 0 {
-			sc.rescan()
+			if err := sc.rescan(ctx); err != nil {
+				return WriteResult{}, true, err
+			}
 			continue
 		}
 		break

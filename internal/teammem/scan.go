@@ -1,6 +1,9 @@
 package teammem
 
-import "context"
+import (
+	"context"
+	"runtime"
+)
 
 // PreScanBytes is the size above which a write into an existing space reads
 // the space's entry heads (without the lock) so it scans only the upserts
@@ -8,26 +11,35 @@ import "context"
 // than the read.
 const PreScanBytes = 64 << 10
 
-// scanner scans a write's upserts before the space's lock is taken, and
+// scanner runs a write's content checks — the secret scan and, for a team
+// write, the poisoning checks — before the space's lock is taken, and
 // answers Plan's questions under the lock from what it found. Content Plan
-// asks about that was not scanned (an entry changed between the scan and
-// the lock) is noted as missing: the write then rolls back, scans it
-// outside the lock and plans again. No scan ever holds a write lock.
+// asks about that was not checked (an entry changed between the checks and
+// the lock) is noted as missing: the write then rolls back, checks it
+// outside the lock and plans again. No check ever holds a write lock: on
+// SQLite that lock is every org's.
 type scanner struct {
 	w       *Writer
 	org     Org
+	poison  PoisonChecker // nil: no poisoning checks
 	done    map[string]scanResult
 	missing []Upsert
 }
 
 type scanResult struct {
-	content  string // what was scanned
+	content  string // what was checked
 	findings []SkippedSecret
+	// poison holds the poisoning findings of content the secret scan
+	// passed (Plan asks only about those).
+	poison []PoisonFinding
 }
 
-// before scans the upserts the plan will likely need.
+// checks reports whether the scanner has anything to run.
+func (s *scanner) checks() bool { return s.w.Scanner != nil || s.poison != nil }
+
+// before checks the upserts the plan will likely need.
 func (s *scanner) before(ctx context.Context, store Store, space Space, req WriteRequest, sums map[string]string) error {
-	if s.w.Scanner == nil {
+	if !s.checks() {
 		return nil
 	}
 	var heads map[string]Entry
@@ -42,36 +54,110 @@ func (s *scanner) before(ctx context.Context, store Store, space Space, req Writ
 		if h, ok := heads[u.Key]; ok && !h.Deleted && h.Checksum == sums[u.Key] {
 			continue // unchanged: Plan will not ask
 		}
-		s.scan(u.Key, u.Content)
+		if err := s.scan(ctx, u.Key, u.Content); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// lookup is PlanInput.Scan: the findings of content scanned before, or
-// none, noting the content as missing.
+// result is what was found in content checked before, or false, noting the
+// content as missing.
+func (s *scanner) result(key, content string) (scanResult, bool) {
+	// The same string as the request's: the comparison is a pointer check,
+	// not a second pass over the content.
+	if r, ok := s.done[key]; ok && r.content == content {
+		return r, true
+	}
+	s.missing = append(s.missing, Upsert{Key: key, Content: content})
+	return scanResult{}, false
+}
+
+// lookup is PlanInput.Scan: the secret findings of content scanned before.
 func (s *scanner) lookup(key, content string) []SkippedSecret {
 	if s.w.Scanner == nil {
 		return nil
 	}
-	// The same string as the request's: the comparison is a pointer check,
-	// not a second pass over the content.
-	if r, ok := s.done[key]; ok && r.content == content {
-		return r.findings
+	r, _ := s.result(key, content)
+	return r.findings
+}
+
+// poisonLookup is PlanInput.Poison: the poisoning findings of content
+// checked before.
+func (s *scanner) poisonLookup(key, content string) []PoisonFinding {
+	r, _ := s.result(key, content)
+	return r.poison
+}
+
+// poisonFunc is PlanInput.Poison, nil when the write has no poisoning
+// checks.
+func (s *scanner) poisonFunc() func(key, content string) []PoisonFinding {
+	if s.poison == nil {
+		return nil
 	}
-	s.missing = append(s.missing, Upsert{Key: key, Content: content})
+	return s.poisonLookup
+}
+
+// rescan checks what the last plan found missing.
+func (s *scanner) rescan(ctx context.Context) error {
+	for _, u := range s.missing {
+		if r, ok := s.done[u.Key]; !ok || r.content != u.Content {
+			if err := s.scan(ctx, u.Key, u.Content); err != nil {
+				return err
+			}
+		}
+	}
+	s.missing = nil
 	return nil
 }
 
-// rescan scans what the last plan found missing.
-func (s *scanner) rescan() {
-	for _, u := range s.missing {
-		s.scan(u.Key, u.Content)
-	}
-	s.missing = nil
+// SharedCheckBytes is the entry size from which an entry's content checks
+// take one of the Writer's check slots.
+const SharedCheckBytes = 16 << 10
+
+// The checks of large entries are the heaviest CPU work of the server (a
+// 16 × 240 KB batch costs hundreds of milliseconds). Left unbounded, one
+// org's concurrent batches take every core, and the writer holding the
+// one SQLite writer turn — whose commit every other org's writes wait for
+// — gets a sliver of one: its turn then lasts many times its own work.
+// So large entries are checked in at most GOMAXPROCS-1 slots (at least
+// one), one entry per slot at a time: a core stays free for the writer and
+// for small writes, which never wait for a slot.
+
+// checkSlots returns the Writer's slots for large entries' checks.
+func (w *Writer) checkSlots() chan struct{} {
+	w.slotsOnce.Do(func() {
+		n := w.CheckSlots
+		if n <= 0 {
+			n = max(1, runtime.GOMAXPROCS(0)-1)
+		}
+		w.slots = make(chan struct{}, n)
+	})
+	return w.slots
 }
 
-func (s *scanner) scan(key, content string) {
-	s.done[key] = scanResult{content: content, findings: s.w.Scanner.ScanEntry(s.org, key, content)}
+// scan checks one entry, in a check slot when it is large.
+func (s *scanner) scan(ctx context.Context, key, content string) error {
+	if len(content) >= SharedCheckBytes {
+		slots := s.w.checkSlots()
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			return Errorf(EUnavailable, "request cancelled or timed out")
+		}
+	}
+	r := scanResult{content: content}
+	if s.w.Scanner != nil {
+		r.findings = s.w.Scanner.ScanEntry(s.org, key, content)
+	}
+	// Only content the secret scan passed is checked for poisoning, so an
+	// excerpt never shows a secret the scanner knows of.
+	if s.poison != nil && len(r.findings) == 0 {
+		r.poison = s.poison.CheckEntry(key, content)
+	}
+	s.done[key] = r
+	return nil
 }
 
 func upsertBytes(req WriteRequest) int {

@@ -3,6 +3,7 @@ package teammem
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -74,6 +75,12 @@ type Writer struct {
 	Defaults           ServerDefaults
 	TombstoneRetention time.Duration
 	Now                func() time.Time // nil: time.Now
+	// CheckSlots bounds how many large entries are checked (secret scan,
+	// poisoning) at once; 0: GOMAXPROCS-1, at least 1 (scan.go).
+	CheckSlots int
+
+	slotsOnce sync.Once
+	slots     chan struct{}
 }
 
 // maxScanRounds bounds how often a write goes back to scan entries that
@@ -105,14 +112,13 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	for _, u := range req.Upserts {
 		sums[u.Key] = EntryChecksum(u.Content)
 	}
-	sc := scanner{w: w, org: p.Org, done: map[string]scanResult{}}
+	sc := scanner{w: w, org: p.Org, poison: w.poisonChecker(call), done: map[string]scanResult{}}
 	if err := sc.before(ctx, w.Store, space, req, sums); err != nil {
 		return res, err
 	}
-	poison := w.poisonChecks(call)
 	plan := func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, WriteResult, error) {
 		in := PlanInput{Space: s, Heads: heads, Current: current, Limits: limits, TombstoneRetention: w.TombstoneRetention,
-			Now: w.now(), Scan: sc.lookup, Poison: poison, PoisonReject: rejectsPoison(call, limits),
+			Now: w.now(), Scan: sc.lookup, Poison: sc.poisonFunc(), PoisonReject: rejectsPoison(call, limits),
 			Checksums: sums}
 		changes, r, err := Plan(req, in)
 		if err == nil && len(sc.missing) > 0 {
@@ -140,6 +146,9 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		announced := false
 		head, err := SpaceApply(ctx, w.Store, p.Org.ID, space.ID, ApplyParams{
 			Actor: actorOf(call),
+			// Planned before the lock when the store has the space's heads
+			// cached: the writer turn is then only the SQL.
+			Early: true,
 			Plan: func(s Space, heads map[string]Entry, current func(string) (string, error)) ([]EntryChange, error) {
 				changes, r, err := plan(s, heads, current)
 				res = r
@@ -157,7 +166,10 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		})
 		switch {
 		case errors.Is(err, errRescan) && round < maxScanRounds:
-			sc.rescan() // outside the lock, then plan again
+			// Outside the lock, then plan again.
+			if err := sc.rescan(ctx); err != nil {
+				return WriteResult{}, err
+			}
 			continue
 		case errors.Is(err, errRescan):
 			return WriteResult{}, Errorf(EUnavailable, "the space keeps changing under this write; try again")

@@ -282,6 +282,9 @@ func (db *DB) scrub(ctx context.Context, org int64) error {
 	}
 	var busy, frames, done int
 	err := db.writing(ctx, org, func() error {
+		// Not alongside the checkpointer's PASSIVE one (checkpoint.go).
+		db.ckpt.mu.Lock()
+		defer db.ckpt.mu.Unlock()
 		return interpret(db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done))
 	})
 	if err != nil {

@@ -126,7 +126,7 @@ func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.Wri
 		db.turns.release()
 		return nil, interpret(err)
 	}
-	return &writeTx{tx: &turnTx{Tx: tx, turns: db.turns}, stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
+	return &writeTx{tx: &turnTx{Tx: tx, turns: db.turns, ckpt: db.ckpt}, stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
 }
 
 // writeTx is the SQL of one SQLite write, through statements prepared once
@@ -166,6 +166,7 @@ func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem
 	var content sql.NullString
 	if c.Op != teammem.OpDelete {
 		content = sql.NullString{String: c.Content, Valid: true}
+		w.tx.bytes += 2 * int64(len(c.Content)) // the entry and its version
 	}
 	author := sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
 	at := micros(head.UpdatedAt)

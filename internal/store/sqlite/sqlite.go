@@ -41,6 +41,8 @@ type DB struct {
 	heads *teammem.HeadsCache // entry heads of recently written spaces
 
 	turns *turns // who uses w next (turns.go); every use of w takes a turn
+
+	ckpt *checkpointer // WAL checkpoints, off the writer's turn (checkpoint.go)
 }
 
 type stmtKey struct {
@@ -87,7 +89,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// empty file auto_vacuum=INCREMENTAL takes effect, so that the pages
 	// purges free can be given back to the file system (see scrub); on an
 	// existing file it changes nothing.
-	wq := url.Values{"_txlock": {"immediate"}, "_pragma": append([]string{"auto_vacuum(2)"}, q["_pragma"]...)}
+	// Its own checkpoints are only a backstop (checkpoint.go).
+	wq := url.Values{"_txlock": {"immediate"}, "_pragma": append([]string{"auto_vacuum(2)", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages)}, q["_pragma"]...)}
 	w, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
 	if err != nil {
 		return nil, err
@@ -101,7 +104,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
 	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)))
-	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns()}
+	c, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, err
+	}
+	c.SetMaxOpenConns(1)
+	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns(), ckpt: newCheckpointer(c)}
 	if err := db.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -152,7 +162,7 @@ func (db *DB) Close() error {
 		s.(*sql.Stmt).Close()
 		return true
 	})
-	return errors.Join(db.w.Close(), db.r.Close())
+	return errors.Join(db.ckpt.close(), db.w.Close(), db.r.Close())
 }
 
 // interpret translates driver errors into teammem codes, by error code.

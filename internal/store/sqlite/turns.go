@@ -175,6 +175,7 @@ func (db *DB) writing(ctx context.Context, org int64, fn func() error) error {
 		return interpret(err)
 	}
 	defer db.turns.release()
+	defer db.ckpt.note(turnBytes)
 	return fn()
 }
 
@@ -189,13 +190,15 @@ func (db *DB) begin(ctx context.Context, org int64) (*turnTx, error) {
 		db.turns.release()
 		return nil, interpret(err)
 	}
-	return &turnTx{Tx: tx, turns: db.turns}, nil
+	return &turnTx{Tx: tx, turns: db.turns, ckpt: db.ckpt}, nil
 }
 
 // turnTx is a write transaction holding a writer turn.
 type turnTx struct {
 	*sql.Tx
 	turns *turns
+	ckpt  *checkpointer
+	bytes int64 // content stored, for the checkpointer
 	done  bool
 }
 
@@ -203,6 +206,9 @@ type turnTx struct {
 func (tx *turnTx) Commit() error {
 	err := tx.Tx.Commit()
 	tx.end()
+	if err == nil {
+		tx.ckpt.note(turnBytes + tx.bytes)
+	}
 	return err
 }
 

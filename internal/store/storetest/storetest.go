@@ -40,6 +40,8 @@ func Run(t *testing.T, open Opener) {
 		"Audit":               testAudit,
 		"TenantIsolation":     testTenantIsolation,
 		"ConcurrentApply":     testConcurrentApply,
+		"EarlyApply":          testEarlyApply,
+		"ConcurrentEarly":     testConcurrentEarlyApply,
 		"PlanThroughApply":    testPlanThroughApply,
 		"PersonalSpacesSplit": testPersonalSpacesSplit,
 		"OrgEditConcurrent":   testOrgEditConcurrent,
@@ -662,6 +664,12 @@ func RunShared(t *testing.T, open PairOpener) {
 		a, other := open(t)
 		b := setup(t, func(*testing.T) teammem.Store { return a })
 		testHeadsAcrossHandles(t, b, other)
+	})
+	t.Run("EarlyHeadsAcrossHandles", func(t *testing.T) {
+		t.Parallel()
+		a, other := open(t)
+		b := setup(t, func(*testing.T) teammem.Store { return a })
+		testEarlyHeadsAcrossHandles(t, b, other)
 	})
 }
 
