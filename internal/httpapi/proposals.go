@@ -92,20 +92,27 @@ func decodeDecision(r *http.Request) (wire.ProposalDecision, error) {
 	return d, nil
 }
 
+// decisionOf reads an admin's decision on a proposal: the caller, who must
+// be allowed to review, the decision's body and the proposal it names.
+func (s *Server) decisionOf(r *http.Request) (teammem.Principal, wire.ProposalDecision, teammem.Proposal, error) {
+	p := principal(r)
+	if err := authorize(p, actTeamReview, true); err != nil {
+		return p, wire.ProposalDecision{}, teammem.Proposal{}, err
+	}
+	d, err := decodeDecision(r)
+	if err != nil {
+		return p, d, teammem.Proposal{}, err
+	}
+	prop, err := s.proposalOf(r)
+	return p, d, prop, err
+}
+
 // approveProposal serves POST /v1/proposals/{id}/approve: the proposal is
 // applied through the write path with its bases (409 with the conflicts
 // when an entry changed since it was proposed; the proposal stays pending
 // and can be rejected), as its author's versions.
 func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	if err := authorize(p, actTeamReview, true); err != nil {
-		return err
-	}
-	d, err := decodeDecision(r)
-	if err != nil {
-		return err
-	}
-	prop, err := s.proposalOf(r)
+	p, d, prop, err := s.decisionOf(r)
 	if err != nil {
 		return err
 	}
@@ -138,15 +145,7 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 // rejectProposal serves POST /v1/proposals/{id}/reject: the proposal is
 // kept, decided, and the rejection is audited.
 func (s *Server) rejectProposal(w http.ResponseWriter, r *http.Request) error {
-	p := principal(r)
-	if err := authorize(p, actTeamReview, true); err != nil {
-		return err
-	}
-	d, err := decodeDecision(r)
-	if err != nil {
-		return err
-	}
-	prop, err := s.proposalOf(r)
+	p, d, prop, err := s.decisionOf(r)
 	if err != nil {
 		return err
 	}
