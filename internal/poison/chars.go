@@ -1,6 +1,7 @@
 package poison
 
 import (
+	"strings"
 	"unicode/utf8"
 )
 
@@ -47,7 +48,8 @@ func checkBidi(d *doc) []hit {
 func checkTags(d *doc) []hit {
 	var out []hit
 	for n, line := range d.lines {
-		if wellFormedTagsOnly(line) {
+		// Tag characters are U+E0000–U+E007F: F3 A0 in UTF-8.
+		if d.ascii[n] || !strings.Contains(line, "\xf3\xa0") || wellFormedTagsOnly(line) {
 			continue
 		}
 		for _, r := range line {
@@ -92,6 +94,9 @@ func wellFormedTagsOnly(line string) bool {
 func runeHits(d *doc, bad func(line string, i int, r rune) bool) []hit {
 	var out []hit
 	for n, line := range d.lines {
+		if d.ascii[n] {
+			continue
+		}
 		for i, r := range line {
 			if bad(line, i, r) {
 				out = append(out, hit{line: n + 1})

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -34,15 +35,26 @@ func checkDescription(d *doc) []hit {
 		!strings.EqualFold(m[1], string(fm.Type)) {
 		return []hit{{line: line, text: fm.Description}}
 	}
-	desc := contentStems(fm.Description)
-	bodyStems := contentStems(fm.Name + " " + body)
-	if len(desc) < minDescriptionWords || len(bodyStems) < minBodyWords {
+	desc := map[string]bool{}
+	eachStem(fm.Description, func(stem string) bool { desc[stem] = true; return true })
+	if len(desc) < minDescriptionWords {
 		return nil
 	}
-	for s := range desc {
-		if bodyStems[s] {
-			return nil
+	// The body's stems are read until one is the description's: most files
+	// share a word early, and a whole set of the body is never built.
+	shared, seen := false, map[string]bool{}
+	eachStem(fm.Name+" "+body, func(stem string) bool {
+		if desc[stem] {
+			shared = true
+			return false
 		}
+		if len(seen) < minBodyWords {
+			seen[stem] = true
+		}
+		return true
+	})
+	if shared || len(seen) < minBodyWords {
+		return nil
 	}
 	return []hit{{line: line, text: fm.Description}}
 }
@@ -60,20 +72,42 @@ func descriptionLine(lines []string) int {
 	return 1
 }
 
-// contentStems returns the first stemLen letters of each word of four or
-// more letters that is not a stop word, lower-cased.
-func contentStems(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
-		if len([]rune(w)) < 4 || stopWords[w] {
+// eachStem calls f with the first stemLen letters, lower-cased, of each
+// word of four or more letters of s that is not a stop word, until f
+// returns false.
+func eachStem(s string, f func(stem string) bool) {
+	start := -1
+	for i, r := range s + " " {
+		if unicode.IsLetter(r) {
+			if start < 0 {
+				start = i
+			}
 			continue
 		}
-		if r := []rune(w); len(r) > stemLen {
-			w = string(r[:stemLen])
+		if start < 0 {
+			continue
 		}
-		out[w] = true
+		w := s[start:i]
+		start = -1
+		if utf8.RuneCountInString(w) < 4 {
+			continue
+		}
+		w = strings.ToLower(w)
+		if stopWords[w] {
+			continue
+		}
+		n := 0
+		for j := range w {
+			if n == stemLen {
+				w = w[:j]
+				break
+			}
+			n++
+		}
+		if !f(w) {
+			return
+		}
 	}
-	return out
 }
 
 var stopWords = func() map[string]bool {

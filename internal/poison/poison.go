@@ -73,30 +73,41 @@ type doc struct {
 	key     string
 	content string
 	lines   []string
-	lower   []string // lines, lower-cased, for the rules' cheap prefilters
+	ascii   []bool     // lines holding no byte ≥ 0x80, which no character rule can hit
+	words   []wordMask // the prefilter words each line holds, lower-cased
 }
 
 // newDoc prepares content for the rules.
 func newDoc(key, content string) *doc {
 	d := &doc{key: key, content: content, lines: strings.Split(content, "\n")}
-	d.lower = make([]string, len(d.lines))
+	d.ascii = make([]bool, len(d.lines))
+	ascii := true
 	for i, l := range d.lines {
-		d.lower[i] = strings.ToLower(l)
+		d.ascii[i] = isASCII(l)
+		ascii = ascii && d.ascii[i]
 	}
+	lower := strings.ToLower(content)
+	if !ascii {
+		// (?i) matches s with the long s, which ToLower keeps.
+		lower = strings.ReplaceAll(lower, "ſ", "s")
+	}
+	d.words = prefilter().lineWords(lower, len(d.lines))
 	return d
 }
 
-// mayMatch reports whether line i holds any of words (lower case): the
-// regexes run only on lines that might match, which keeps a check of a
-// whole entry far cheaper than its regexes on every line.
-func (d *doc) mayMatch(i int, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(d.lower[i], w) {
-			return true
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
 		}
 	}
-	return false
+	return true
 }
+
+// may reports whether line i holds a word of every group of r's
+// prefilter: the regexes run only on lines that might match, which keeps a
+// check of a whole entry far cheaper than its regexes on every line.
+func (d *doc) may(i int, r *lineRE) bool { return d.words[i].holdsAll(r.masks) }
 
 // Rules returns every rule, in the order they run.
 func Rules() []Rule { return rules }

@@ -28,7 +28,7 @@ const (
 func checkURLData(d *doc) []hit {
 	var out []hit
 	for i, line := range d.lines {
-		if !strings.Contains(d.lower[i], "http") {
+		if !d.may(i, &httpLine) {
 			continue
 		}
 		if mdImageRE.MatchString(line) {
