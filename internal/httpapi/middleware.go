@@ -171,7 +171,7 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 			s.writeError(w, r, tooLarge)
 			return
 		}
-		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)}
+		body := &limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes), slot: s.writer.CheckSlot}
 		r.Body = body
 		next.ServeHTTP(w, r)
 		if body.over {
@@ -181,10 +181,12 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 }
 
 // limitedBody is a request body under http.MaxBytesReader that remembers
-// whether a read ran past the limit.
+// whether a read ran past the limit, and carries the writer's check slots
+// for decoding it when it is large (decodeJSON).
 type limitedBody struct {
 	io.ReadCloser
 	over bool
+	slot func(context.Context) (func(), error)
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {

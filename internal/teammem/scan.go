@@ -136,16 +136,28 @@ func (w *Writer) checkSlots() chan struct{} {
 	return w.slots
 }
 
+// CheckSlot waits for one of the Writer's check slots and returns its
+// release, or EUnavailable once ctx is done. Besides the checks of large
+// entries, dialects take one to decode a large request body, work of the
+// same weight.
+func (w *Writer) CheckSlot(ctx context.Context) (release func(), err error) {
+	slots := w.checkSlots()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, Errorf(EUnavailable, "request cancelled or timed out")
+	}
+}
+
 // scan checks one entry, in a check slot when it is large.
 func (s *scanner) scan(ctx context.Context, key, content string) error {
 	if len(content) >= SharedCheckBytes {
-		slots := s.w.checkSlots()
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-		case <-ctx.Done():
-			return Errorf(EUnavailable, "request cancelled or timed out")
+		release, err := s.w.CheckSlot(ctx)
+		if err != nil {
+			return err
 		}
+		defer release()
 	}
 	r := scanResult{content: content}
 	if s.w.Scanner != nil {
