@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -232,5 +235,31 @@ func TestCrossOrgRequests(t *testing.T) {
 	defer conn.Close()
 	if resp, err := conn.do(c.pushB(1, 0).req, false); err != nil || resp.status != 200 {
 		t.Fatalf("org B's push: %d, %v", resp.status, err)
+	}
+}
+
+// TestSameRowsBaseline: the same-rows baseline writes into the store's own
+// database, which the store then reads back as a push would have left it.
+func TestSameRowsBaseline(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r, err := openSQLiteSameRows(ctx, dir, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := r.push(ctx, 1, fmt.Sprintf("pushed %d\n", i)); err != nil {
+			t.Fatalf("push %d: %v", i, err)
+		}
+	}
+	r.close()
+	st, err := sqlite.Open(ctx, filepath.Join(dir, "same-rows.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	e, err := st.EntryGet(ctx, r.org, r.spaces[1], pushKey)
+	if err != nil || e.Content != "pushed 2\n" || e.Checksum != teammem.EntryChecksum(e.Content) {
+		t.Fatalf("entry after three raw pushes: %+v, %v", e, err)
 	}
 }

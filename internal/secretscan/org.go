@@ -19,6 +19,7 @@ type OrgScanner struct {
 	err     error
 	mu      sync.Mutex
 	allow   map[int64]compiledAllowlist
+	clean   map[string]bool // short values found clean, by allowlist fingerprint and value
 }
 
 type compiledAllowlist struct {
@@ -90,23 +91,56 @@ func (s *OrgScanner) ScanEntry(org teammem.Org, key, content string) []teammem.S
 		largeScans <- struct{}{}
 		defer func() { <-largeScans }()
 	}
+	allow, fp := s.allowlist(org)
+	short := len(content) <= maxCleanBytes
+	if short && s.isClean(fp, content) {
+		return nil
+	}
 	var out []teammem.SkippedSecret
-	for _, f := range s.scanner.Scan(content, s.allowlist(org)) {
+	for _, f := range s.scanner.Scan(content, allow) {
 		out = append(out, teammem.SkippedSecret{Path: key, RuleID: f.RuleID, Label: f.Label, Line: f.Line})
+	}
+	if short && len(out) == 0 {
+		s.markClean(fp, content)
 	}
 	return out
 }
 
-func (s *OrgScanner) allowlist(org teammem.Org) *Allowlist {
+// Short values found clean are remembered: every write's client name is
+// scanned (it is stored with each version), and a client sends the same
+// one every time. A remembered value is no secret, so keeping it in memory
+// keeps none.
+const (
+	maxCleanBytes  = 256
+	maxCleanValues = 4096
+)
+
+func (s *OrgScanner) isClean(fp, value string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clean[fp+"\x00"+value]
+}
+
+func (s *OrgScanner) markClean(fp, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clean == nil || len(s.clean) >= maxCleanValues {
+		s.clean = map[string]bool{}
+	}
+	s.clean[fp+"\x00"+value] = true
+}
+
+// allowlist returns the org's compiled allowlist and its fingerprint.
+func (s *OrgScanner) allowlist(org teammem.Org) (*Allowlist, string) {
 	a := org.Settings.SecretAllowlist
 	if len(a.RuleIDs) == 0 && len(a.Regexes) == 0 {
-		return nil
+		return nil, ""
 	}
 	fp := strings.Join(a.RuleIDs, "\x00") + "\x01" + strings.Join(a.Regexes, "\x00")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.allow[org.ID]; ok && c.fingerprint == fp {
-		return c.list
+		return c.list, fp
 	}
 	list := &Allowlist{RuleIDs: a.RuleIDs}
 	for _, r := range a.Regexes {
@@ -115,5 +149,5 @@ func (s *OrgScanner) allowlist(org teammem.Org) *Allowlist {
 		}
 	}
 	s.allow[org.ID] = compiledAllowlist{fingerprint: fp, list: list}
-	return list
+	return list, fp
 }

@@ -226,3 +226,9 @@ func (db *DB) TombstonesPurge(ctx context.Context, cutoff time.Time) (int, error
 	n, _ := res.RowsAffected()
 	return int(n), interpret(tx.Commit())
 }
+
+// WriteSQL is the SQL of one write as the store runs it, in its order:
+// lock the space's head (with whether it is an archived store), upsert an
+// entry, insert its version, store the new head. The bench's baseline of
+// "the raw write that stores the same rows" runs exactly these.
+var WriteSQL = struct{ Lock, Upsert, Version, Head string }{lockSpaceSQL, upsertEntrySQL, insertVersionSQL, updateHeadSQL}
