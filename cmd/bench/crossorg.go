@@ -9,9 +9,13 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // The cross-org workload: can one org's writes stall another's? On SQLite
@@ -58,6 +62,30 @@ type crossOrg struct {
 	tail       string       // JSON-escaped rest of a batch entry after its head
 	tiny, over []byte       // org A's refused request bodies
 	seq        atomic.Int64 // of batch entry heads
+	// The writer lock times the server reported (Server-Timing) in the
+	// current phase: org B's pushes' waits, org A's batches' holds.
+	mu            sync.Mutex
+	bWaits, aHeld []time.Duration
+}
+
+// lockTimes returns and resets the phase's lock times, sorted.
+func (c *crossOrg) lockTimes() (bWaits, aHeld []time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	bWaits, aHeld = c.bWaits, c.aHeld
+	c.bWaits, c.aHeld = nil, nil
+	slices.Sort(bWaits)
+	slices.Sort(aHeld)
+	return bWaits, aHeld
+}
+
+// noteLock records a response's Server-Timing metric into *to.
+func (c *crossOrg) noteLock(header, metric string, to *[]time.Duration) {
+	if d, ok := teammem.ParseServerTiming(header, metric); ok {
+		c.mu.Lock()
+		*to = append(*to, d)
+		c.mu.Unlock()
+	}
 }
 
 // crossRepoA names the repo org A's client conn sends large batches to.
@@ -220,13 +248,17 @@ func (c *crossOrg) send(ctx context.Context, method, path string, body []byte, w
 	if resp.StatusCode != want {
 		return fmt.Errorf("%s %s: %s, want %d: %.200s", method, strings.SplitN(path, "?", 2)[0], resp.Status, want, msg)
 	}
+	if want == http.StatusOK {
+		c.noteLock(resp.Header.Get("Server-Timing"), "lock-held", &c.aHeld)
+	}
 	return nil
 }
 
 // pushB is org B's push of one changed 2 KB entry into its conn-th repo.
 func (c *crossOrg) pushB(conn, _ int) call {
 	body, _ := json.Marshal(map[string]map[string]string{"entries": {pushKey: c.fB.pushContent(conn)}})
-	return call{req: request("PUT", c.host, teamMemoryPath(pushRepo(conn), false), map[string]string{"Authorization": "Bearer " + c.keyB}, body), want: 200}
+	return call{req: request("PUT", c.host, teamMemoryPath(pushRepo(conn), false), map[string]string{"Authorization": "Bearer " + c.keyB}, body), want: 200,
+		seen: func(r response) { c.noteLock(r.header["server-timing"], "lock-wait", &c.bWaits) }}
 }
 
 // phase measures org B's paced pushes for dur, alone when load is nil.
@@ -327,16 +359,45 @@ func (b *bench) crossOrgOn(ctx context.Context, d *driver) error {
 	if err != nil {
 		return fmt.Errorf("org B alone: %w", err)
 	}
+	c.lockTimes()
 	large, aLarge, err := phase("large", c.large(ctx))
 	if err != nil {
 		return fmt.Errorf("under large batches: %w", err)
 	}
+	bWaits, aHeld := c.lockTimes()
 	refused, aRefused, err := phase("refused", c.refused(ctx))
 	if err != nil {
 		return fmt.Errorf("under refused pushes: %w", err)
 	}
 	b.recordCrossOrg(d, raw, alone, large, refused, aLarge, aRefused)
+	b.recordCrossOrgLocks(d, bWaits, aHeld)
 	return nil
+}
+
+// recordCrossOrgLocks reports what the server said (Server-Timing) of the
+// write lock under org A's large batches: how long org B's pushes waited
+// for it against how long org A's batches held it. No write of another
+// org should wait longer than the batch in progress holds the lock, so
+// B's p99 wait over A's p99 hold stays at or under 1.
+func (b *bench) recordCrossOrgLocks(d *driver, bWaits, aHeld []time.Duration) {
+	p := d.prefix + "cross_org_"
+	ms := func(ds []time.Duration, q float64) float64 {
+		if len(ds) == 0 {
+			return 0
+		}
+		return float64(ds[min(len(ds)-1, int(q*float64(len(ds))))]) / float64(time.Millisecond)
+	}
+	if len(bWaits) == 0 || len(aHeld) == 0 {
+		b.rep.note("%s cross-org: no Server-Timing in the responses (an older server?): no lock times", d.name)
+		return
+	}
+	b.rep.set(p+"b_lock_wait_p50_ms", ms(bWaits, .5))
+	b.rep.set(p+"b_lock_wait_max_ms", ms(bWaits, 1))
+	b.rep.set(p+"a_lock_held_p50_ms", ms(aHeld, .5))
+	b.rep.set(p+"a_lock_held_max_ms", ms(aHeld, 1))
+	b.rep.single(fmt.Sprintf("cross-org org A's batch holding the write lock, p99 (%s)", d.name), p+"a_lock_held_p99_ms", ms(aHeld, .99), "ms", none)
+	b.rep.compare(fmt.Sprintf("cross-org org B's p99 wait for the write lock under org A's batches / A's p99 hold (%s)", d.name),
+		p+"lock_wait_held_ratio", ms(bWaits, .99), ms(aHeld, .99), "ms", atMost(1))
 }
 
 // rawBatchRounds is how many raw batch commits rawBatchCommit times, after

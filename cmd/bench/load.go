@@ -171,6 +171,7 @@ type call struct {
 	kind int
 	req  []byte
 	want int
+	seen func(response) // when set, is given each response of the wanted status
 }
 
 // runHTTP runs a closed-loop HTTP load against addr, one keep-alive
@@ -201,6 +202,9 @@ func runHTTP(ctx context.Context, addr string, spec loopSpec, next func(conn, se
 		}
 		if resp.status != cl.want {
 			return cl.kind, fmt.Errorf("status %d, want %d", resp.status, cl.want)
+		}
+		if cl.seen != nil {
+			cl.seen(resp)
 		}
 		return cl.kind, nil
 	})

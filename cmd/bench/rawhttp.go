@@ -41,7 +41,7 @@ type response struct {
 }
 
 // keptHeaders are the response headers do records.
-var keptHeaders = []string{"etag", "content-length", "transfer-encoding", "connection"}
+var keptHeaders = []string{"etag", "content-length", "transfer-encoding", "connection", "server-timing"}
 
 // do sends req and reads one response, keeping the body when keep is set.
 // A connection the server closed is redialled once.

@@ -52,15 +52,19 @@ func newRequestID() string {
 
 var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// statusRecorder remembers the status a handler wrote.
+// statusRecorder remembers the status a handler wrote, and adds the
+// Server-Timing header of the request's writes (teammem.WriteTiming): how
+// long they waited for their space's write lock and held it.
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	timing *teammem.WriteTiming
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		r.addTiming()
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
@@ -68,8 +72,15 @@ func (r *statusRecorder) WriteHeader(code int) {
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
+		r.addTiming()
 	}
 	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) addTiming() {
+	if v := r.timing.ServerTiming(); v != "" {
+		r.Header().Set("Server-Timing", v)
+	}
 }
 
 // Flush lets server-sent events through the recorder.
@@ -105,7 +116,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		ctx, stop := newReqContext(r.Context(), id, rctx, timeout)
 		defer stop()
 		r = r.WithContext(ctx)
-		rec := &statusRecorder{ResponseWriter: w}
+		rec := &statusRecorder{ResponseWriter: w, timing: &ctx.timing}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -23,6 +23,9 @@ type reqContext struct {
 
 	id    string
 	route *chi.Context
+	// timing is the request's writes' time on their space's write lock,
+	// which the store records and observe reports (Server-Timing).
+	timing teammem.WriteTiming
 	// caller is set by requireKey, in the request's goroutine, before any
 	// handler runs; read-only afterwards.
 	caller teammem.Principal
@@ -99,6 +102,8 @@ func (c *reqContext) Value(key any) any {
 		return c
 	case chi.RouteCtxKey:
 		return c.route
+	case teammem.WriteTimingKey:
+		return &c.timing
 	}
 	return c.parent.Value(key)
 }

@@ -109,6 +109,10 @@ type writeTx struct {
 	open           bool // a transaction is open on conn
 	batch          *pgx.Batch
 	what           []string // what each queued statement does, for errors
+	// timing, when the request carries one, is told how long the row lock
+	// was waited for and held (from locked).
+	timing *teammem.WriteTiming
+	locked time.Time
 }
 
 func (w *writeTx) queue(what, sql string, args ...any) {
@@ -122,6 +126,12 @@ func (w *writeTx) queue(what, sql string, args ...any) {
 // lock's previous holder (MemoryStoreUpdate takes the same row lock). One
 // SELECT with a subquery would read memory_stores as of before the wait.
 func (w *writeTx) LockSpace(ctx context.Context) (teammem.Space, error) {
+	w.timing = teammem.WriteTimingFrom(ctx)
+	asked := time.Now()
+	defer func() {
+		w.locked = time.Now()
+		w.timing.Waited(w.locked.Sub(asked))
+	}()
 	begin := &pgx.Batch{}
 	begin.Queue("BEGIN")
 	begin.Queue(`SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`, w.orgID, w.spaceID)
@@ -212,6 +222,7 @@ func (w *writeTx) Commit(ctx context.Context) error {
 		return interpret(err)
 	}
 	w.open = false
+	w.timing.Held(time.Since(w.locked))
 	return nil
 }
 
@@ -221,6 +232,9 @@ func (w *writeTx) Commit(ctx context.Context) error {
 func (w *writeTx) Rollback(ctx context.Context) {
 	if w.open {
 		_, _ = w.conn.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		if !w.locked.IsZero() {
+			w.timing.Held(time.Since(w.locked))
+		}
 	}
 	w.conn.Release()
 }

@@ -107,9 +107,12 @@ func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
 // every write of every org shares. That is why nothing slow (no secret
 // scan) may run inside it.
 func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
+	timing, asked := teammem.WriteTimingFrom(ctx), time.Now()
 	if err := db.turns.acquire(ctx, orgID); err != nil {
 		return nil, interpret(err)
 	}
+	admitted := time.Now()
+	timing.Waited(admitted.Sub(asked))
 	// Prepare before BEGIN: the writer pool has one connection, which the
 	// transaction then holds.
 	stmts := make(map[string]*sql.Stmt, len(writeQueries))
@@ -126,7 +129,8 @@ func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.Wri
 		db.turns.release()
 		return nil, interpret(err)
 	}
-	return &writeTx{tx: &turnTx{Tx: tx, turns: db.turns, ckpt: db.ckpt}, stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
+	return &writeTx{tx: &turnTx{Tx: tx, turns: db.turns, ckpt: db.ckpt, timing: timing, admitted: admitted},
+		stmts: stmts, orgID: orgID, spaceID: spaceID}, nil
 }
 
 // writeTx is the SQL of one SQLite write, through statements prepared once

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"sync"
 	"time"
+
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // Every write of every org needs the one writer connection. Left to
@@ -200,6 +202,9 @@ type turnTx struct {
 	ckpt  *checkpointer
 	bytes int64 // content stored, for the checkpointer
 	done  bool
+	// timing, when set, is told how long the turn was held from admitted.
+	timing   *teammem.WriteTiming
+	admitted time.Time
 }
 
 // Commit commits the transaction and ends the turn.
@@ -225,5 +230,8 @@ func (tx *turnTx) end() {
 	if !tx.done {
 		tx.done = true
 		tx.turns.release()
+		if tx.timing != nil {
+			tx.timing.Held(time.Since(tx.admitted))
+		}
 	}
 }

@@ -1,0 +1,84 @@
+package teammem
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// WriteTiming is where a request's writes spent their time on their
+// space's write lock — on SQLite the one writer every org shares, on
+// Postgres the space's row lock: how long they waited for it and how long
+// they held it. The store records it; the server reports it to the client
+// in a Server-Timing header, so that anyone can tell a write that waited
+// for another's commit from one that was slow by itself. Its zero value is
+// ready to use, and a nil *WriteTiming records nothing.
+type WriteTiming struct {
+	wait, held atomic.Int64 // nanoseconds
+}
+
+type writeTimingKey struct{}
+
+// WriteTimingKey is the context key under which a request carries its
+// *WriteTiming (a context of the server's own may answer it directly).
+var WriteTimingKey any = writeTimingKey{}
+
+// WithWriteTiming returns ctx carrying t.
+func WithWriteTiming(ctx context.Context, t *WriteTiming) context.Context {
+	return context.WithValue(ctx, WriteTimingKey, t)
+}
+
+// WriteTimingFrom returns the *WriteTiming ctx carries, or nil.
+func WriteTimingFrom(ctx context.Context) *WriteTiming {
+	t, _ := ctx.Value(WriteTimingKey).(*WriteTiming)
+	return t
+}
+
+// Waited adds d to the time spent waiting for the lock.
+func (t *WriteTiming) Waited(d time.Duration) {
+	if t != nil {
+		t.wait.Add(int64(d))
+	}
+}
+
+// Held adds d to the time the lock was held.
+func (t *WriteTiming) Held(d time.Duration) {
+	if t != nil {
+		t.held.Add(int64(d))
+	}
+}
+
+// ServerTiming is the value of a Server-Timing header, in milliseconds
+// (lock-wait;dur=…, lock-held;dur=…), or "" when no write took the lock.
+func (t *WriteTiming) ServerTiming() string {
+	if t == nil {
+		return ""
+	}
+	wait, held := t.wait.Load(), t.held.Load()
+	if wait == 0 && held == 0 {
+		return ""
+	}
+	return fmt.Sprintf("lock-wait;dur=%.3f, lock-held;dur=%.3f", float64(wait)/1e6, float64(held)/1e6)
+}
+
+// ParseServerTiming returns a metric's duration from a Server-Timing
+// header value, and whether it was there.
+func ParseServerTiming(header, metric string) (time.Duration, bool) {
+	for part := range strings.SplitSeq(header, ",") {
+		fields := strings.Split(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(fields[0]) != metric {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(f), "dur="); ok {
+				var ms float64
+				if _, err := fmt.Sscanf(v, "%g", &ms); err == nil {
+					return time.Duration(ms * 1e6), true
+				}
+			}
+		}
+	}
+	return 0, false
+}
