@@ -28,7 +28,10 @@ import (
 // committed, so its WAL stays as small as the store's.
 type sqliteSameRows struct {
 	db, ckpt *sql.DB
-	org      int64
+	// The statements, prepared once on the writer connection, as the
+	// store prepares its own.
+	lock, upsert, version, head *sql.Stmt
+	org                         int64
 	spaces   []int64
 	memIDs   []string // each space's memory id of pushKey
 	pending  atomic.Int64
@@ -101,6 +104,14 @@ func openSQLiteSameRows(ctx context.Context, dir string, spaces int) (*sqliteSam
 		}
 		(*db).SetMaxOpenConns(1)
 	}
+	for _, st := range []struct {
+		to  **sql.Stmt
+		sql string
+	}{{&r.lock, sqlite.WriteSQL.Lock}, {&r.upsert, sqlite.WriteSQL.Upsert}, {&r.version, sqlite.WriteSQL.Version}, {&r.head, sqlite.WriteSQL.Head}} {
+		if *st.to, err = r.db.PrepareContext(ctx, st.sql); err != nil {
+			return nil, err
+		}
+	}
 	r.wake = make(chan struct{}, 1)
 	r.done.Go(func() {
 		for range r.wake {
@@ -120,7 +131,7 @@ func (r *sqliteSameRows) push(ctx context.Context, conn int, content string) err
 	space := r.spaces[conn]
 	// The head as the store reads it: every column scanned, the version
 	// (the sixth, after id, org_id, repo_id, scope and user_id) kept.
-	rows, err := tx.QueryContext(ctx, sqlite.WriteSQL.Lock, r.org, space)
+	rows, err := tx.StmtContext(ctx, r.lock).QueryContext(ctx, r.org, space)
 	if err != nil {
 		return err
 	}
@@ -144,15 +155,15 @@ func (r *sqliteSameRows) push(ctx context.Context, conn int, content string) err
 	}
 	version++
 	sum, at := teammem.EntryChecksum(content), time.Now().UnixMicro()
-	if _, err := tx.ExecContext(ctx, sqlite.WriteSQL.Upsert, r.org, space, pushKey, content, sum, len(content), version,
+	if _, err := tx.StmtContext(ctx, r.upsert).ExecContext(ctx, r.org, space, pushKey, content, sum, len(content), version,
 		false, nil, "bench", at, r.memIDs[conn]); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, sqlite.WriteSQL.Version, r.org, space, pushKey, version, teammem.OpWrite, sum, len(content),
+	if _, err := tx.StmtContext(ctx, r.version).ExecContext(ctx, r.org, space, pushKey, version, teammem.OpWrite, sum, len(content),
 		content, nil, "bench", at, r.memIDs[conn], int64(0), "claude_code", "", teammem.EncodeFindings(nil)); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, sqlite.WriteSQL.Head, version, sum, pullEntries+1, 0, at, r.org, space); err != nil {
+	if _, err := tx.StmtContext(ctx, r.head).ExecContext(ctx, version, sum, pullEntries+1, 0, at, r.org, space); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
