@@ -32,11 +32,11 @@ type sqliteSameRows struct {
 	// store prepares its own.
 	lock, upsert, version, head *sql.Stmt
 	org                         int64
-	spaces   []int64
-	memIDs   []string // each space's memory id of pushKey
-	pending  atomic.Int64
-	wake     chan struct{}
-	done     sync.WaitGroup
+	spaces                      []int64
+	memIDs                      []string // each space's memory id of pushKey
+	pending                     atomic.Int64
+	wake                        chan struct{}
+	done                        sync.WaitGroup
 }
 
 // sameRowsCheckpointBytes is what wakes the checkpointer, and pushBytes
