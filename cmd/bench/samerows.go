@@ -39,7 +39,7 @@ type sqliteSameRows struct {
 	done                        sync.WaitGroup
 }
 
-// sameRowsCheckpointBytes is what wakes the checkpointer, and pushBytes
+// sameRowsCheckpointBytes is what wakes the checkpointer, and sameRowsTurnBytes
 // what a push is counted for: its content twice (entry and version) and
 // its b-tree pages and head.
 const (
