@@ -79,6 +79,17 @@ func (c *crossOrg) lockTimes() (bWaits, aHeld []time.Duration) {
 	return bWaits, aHeld
 }
 
+// noteBWait records how long one of org B's pushes waited for the write
+// lock behind other orgs: on a store whose lock every org shares (SQLite)
+// the server says (lock-wait-others); otherwise its whole wait counts.
+func (c *crossOrg) noteBWait(header string) {
+	if _, ok := teammem.ParseServerTiming(header, "lock-wait-others"); ok {
+		c.noteLock(header, "lock-wait-others", &c.bWaits)
+		return
+	}
+	c.noteLock(header, "lock-wait", &c.bWaits)
+}
+
 // noteLock records a response's Server-Timing metric into *to.
 func (c *crossOrg) noteLock(header, metric string, to *[]time.Duration) {
 	if d, ok := teammem.ParseServerTiming(header, metric); ok {
@@ -258,7 +269,7 @@ func (c *crossOrg) send(ctx context.Context, method, path string, body []byte, w
 func (c *crossOrg) pushB(conn, _ int) call {
 	body, _ := json.Marshal(map[string]map[string]string{"entries": {pushKey: c.fB.pushContent(conn)}})
 	return call{req: request("PUT", c.host, teamMemoryPath(pushRepo(conn), false), map[string]string{"Authorization": "Bearer " + c.keyB}, body), want: 200,
-		seen: func(r response) { c.noteLock(r.header["server-timing"], "lock-wait", &c.bWaits) }}
+		seen: func(r response) { c.noteBWait(r.header["server-timing"]) }}
 }
 
 // phase measures org B's paced pushes for dur, alone when load is nil.
@@ -376,9 +387,11 @@ func (b *bench) crossOrgOn(ctx context.Context, d *driver) error {
 
 // recordCrossOrgLocks reports what the server said (Server-Timing) of the
 // write lock under org A's large batches: how long org B's pushes waited
-// for it against how long org A's batches held it. No write of another
-// org should wait longer than the batch in progress holds the lock, so
-// B's p99 wait over A's p99 hold stays at or under 1.
+// for it while other orgs held it (on SQLite; on Postgres, where B's
+// spaces' locks are B's own, their whole wait) against how long org A's
+// batches held it. No write of another org should wait longer than the
+// batch in progress holds the lock, so B's p99 wait over A's p99 hold
+// stays at or under 1.
 func (b *bench) recordCrossOrgLocks(d *driver, bWaits, aHeld []time.Duration) {
 	p := d.prefix + "cross_org_"
 	ms := func(ds []time.Duration, q float64) float64 {
@@ -396,7 +409,7 @@ func (b *bench) recordCrossOrgLocks(d *driver, bWaits, aHeld []time.Duration) {
 	b.rep.set(p+"a_lock_held_p50_ms", ms(aHeld, .5))
 	b.rep.set(p+"a_lock_held_max_ms", ms(aHeld, 1))
 	b.rep.single(fmt.Sprintf("cross-org org A's batch holding the write lock, p99 (%s)", d.name), p+"a_lock_held_p99_ms", ms(aHeld, .99), "ms", none)
-	b.rep.compare(fmt.Sprintf("cross-org org B's p99 wait for the write lock under org A's batches / A's p99 hold (%s)", d.name),
+	b.rep.compare(fmt.Sprintf("cross-org org B's p99 wait for the write lock behind other orgs / A's p99 hold (%s)", d.name),
 		p+"lock_wait_held_ratio", ms(bWaits, .99), ms(aHeld, .99), "ms", atMost(1))
 }
 

@@ -17,6 +17,10 @@ import (
 // ready to use, and a nil *WriteTiming records nothing.
 type WriteTiming struct {
 	wait, held atomic.Int64 // nanoseconds
+	// others is the part of wait during which other orgs held the lock,
+	// for stores whose lock all orgs share (SQLite).
+	others atomic.Int64
+	shared atomic.Bool // others was recorded
 }
 
 type writeTimingKey struct{}
@@ -43,6 +47,15 @@ func (t *WriteTiming) Waited(d time.Duration) {
 	}
 }
 
+// WaitedBehindOthers adds d to the part of the wait during which other
+// orgs held the lock, for a store whose lock every org shares.
+func (t *WriteTiming) WaitedBehindOthers(d time.Duration) {
+	if t != nil {
+		t.others.Add(int64(d))
+		t.shared.Store(true)
+	}
+}
+
 // Held adds d to the time the lock was held.
 func (t *WriteTiming) Held(d time.Duration) {
 	if t != nil {
@@ -51,7 +64,9 @@ func (t *WriteTiming) Held(d time.Duration) {
 }
 
 // ServerTiming is the value of a Server-Timing header, in milliseconds
-// (lock-wait;dur=…, lock-held;dur=…), or "" when no write took the lock.
+// (lock-wait;dur=…, lock-held;dur=…, and where the lock is shared by every
+// org, lock-wait-others;dur=…: the part of the wait other orgs held it),
+// or "" when no write took the lock.
 func (t *WriteTiming) ServerTiming() string {
 	if t == nil {
 		return ""
@@ -60,7 +75,11 @@ func (t *WriteTiming) ServerTiming() string {
 	if wait == 0 && held == 0 {
 		return ""
 	}
-	return fmt.Sprintf("lock-wait;dur=%.3f, lock-held;dur=%.3f", float64(wait)/1e6, float64(held)/1e6)
+	v := fmt.Sprintf("lock-wait;dur=%.3f, lock-held;dur=%.3f", float64(wait)/1e6, float64(held)/1e6)
+	if t.shared.Load() {
+		v += fmt.Sprintf(", lock-wait-others;dur=%.3f", float64(t.others.Load())/1e6)
+	}
+	return v
 }
 
 // ParseServerTiming returns a metric's duration from a Server-Timing

@@ -108,11 +108,13 @@ func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
 // scan) may run inside it.
 func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
 	timing, asked := teammem.WriteTimingFrom(ctx), time.Now()
-	if err := db.turns.acquire(ctx, orgID); err != nil {
+	behind, err := db.turns.acquireBehind(ctx, orgID)
+	if err != nil {
 		return nil, interpret(err)
 	}
 	admitted := time.Now()
 	timing.Waited(admitted.Sub(asked))
+	timing.WaitedBehindOthers(behind)
 	// Prepare before BEGIN: the writer pool has one connection, which the
 	// transaction then holds.
 	stmts := make(map[string]*sql.Stmt, len(writeQueries))

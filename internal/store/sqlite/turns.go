@@ -42,6 +42,9 @@ type waiter struct {
 	arrived uint64
 	since   time.Time
 	ready   chan struct{} // closed when the writer's turn has come
+	// behind is how long it waited while other orgs held the writer,
+	// set before ready is closed.
+	behind time.Duration
 }
 
 // maxOrgs bounds how many orgs' charges turns remembers; past it, orgs that
@@ -61,6 +64,14 @@ func newTurns() *turns {
 // It returns ctx's error, holding no turn, when ctx ends first. Every
 // acquire that returned nil is followed by exactly one release.
 func (t *turns) acquire(ctx context.Context, org int64) error {
+	_, err := t.acquireBehind(ctx, org)
+	return err
+}
+
+// acquireBehind is acquire that also returns how long the writer waited
+// while other orgs held the writer: the wait no other org's write may
+// stretch past the turn it found in progress.
+func (t *turns) acquireBehind(ctx context.Context, org int64) (time.Duration, error) {
 	t.mu.Lock()
 	if len(t.waiting[org]) == 0 {
 		t.used[org] = max(t.used[org], t.clock)
@@ -68,7 +79,7 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 	if !t.busy {
 		t.admitLocked(org)
 		t.mu.Unlock()
-		return nil
+		return 0, nil
 	}
 	t.seq++
 	w := &waiter{org: org, arrived: t.seq, since: t.now(), ready: make(chan struct{})}
@@ -76,7 +87,7 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 	t.mu.Unlock()
 	select {
 	case <-w.ready:
-		return nil
+		return w.behind, nil
 	case <-ctx.Done():
 	}
 	t.mu.Lock()
@@ -90,7 +101,7 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 		t.waits, t.waited = t.waits+1, t.waited+t.now().Sub(w.since)
 		t.mu.Unlock()
 	}
-	return ctx.Err()
+	return 0, ctx.Err()
 }
 
 // release ends the current turn, charging it to its org, and starts the
@@ -98,7 +109,16 @@ func (t *turns) acquire(ctx context.Context, org int64) error {
 func (t *turns) release() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.used[t.holder] += max(t.now().Sub(t.since), minCharge)
+	now := t.now()
+	t.used[t.holder] += max(now.Sub(t.since), minCharge)
+	for org, ws := range t.waiting {
+		if org == t.holder {
+			continue
+		}
+		for _, w := range ws {
+			w.behind += now.Sub(later(t.since, w.since))
+		}
+	}
 	next := t.nextLocked()
 	if next == nil {
 		t.busy = false
@@ -122,6 +142,13 @@ func (t *turns) nextLocked() *waiter {
 		}
 	}
 	return best
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (t *turns) admitLocked(org int64) {

@@ -115,3 +115,44 @@ func TestTurnsCancel(t *testing.T) {
 		t.Fatal("the turn is not free once every writer is done")
 	}
 }
+
+// TestTurnsCountTimeBehindOtherOrgs: a writer learns how long it waited
+// while other orgs held the writer, from its arrival on, apart from the
+// turns of its own org ahead of it.
+func TestTurnsCountTimeBehindOtherOrgs(t *testing.T) {
+	var clock fakeClock
+	tr := newTurns()
+	tr.now = clock.now
+	if err := tr.acquire(t.Context(), 1); err != nil { // org 1's batch holds the writer
+		t.Fatal(err)
+	}
+	behind := make(chan time.Duration, 2)
+	wait := func() {
+		n := tr.waiters()
+		go func() {
+			d, err := tr.acquireBehind(context.Background(), 2)
+			if err != nil {
+				t.Error(err)
+			}
+			behind <- d
+		}()
+		for tr.waiters() == n {
+			runtime.Gosched()
+		}
+	}
+	clock.advance(10 * time.Millisecond)
+	wait() // org 2's first write, 10 ms into the batch
+	clock.advance(20 * time.Millisecond)
+	wait() // its second, 30 ms into it
+	clock.advance(40 * time.Millisecond)
+	tr.release() // the batch took 70 ms
+	if got := <-behind; got != 60*time.Millisecond {
+		t.Errorf("first write waited %v behind org 1, want 60ms", got)
+	}
+	clock.advance(5 * time.Millisecond) // its own org's write ahead of it
+	tr.release()
+	if got := <-behind; got != 40*time.Millisecond {
+		t.Errorf("second write waited %v behind org 1, want 40ms (not its own org's 5 ms)", got)
+	}
+	tr.release()
+}
