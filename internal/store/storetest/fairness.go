@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -67,6 +68,11 @@ func testWriteFairness(t *testing.T, b *bundle) {
 	doneB := admit("B", other.ID, spB.ID)
 	if single {
 		queued(3)
+		// A's open write is a long batch, as in the case this guards:
+		// turns go to the org that has held the writer least, and org B's
+		// own setup writes (its repo, its space) were charged to it too.
+		// Short of this, whichever setup took longer could decide.
+		time.Sleep(20 * time.Millisecond)
 	} else {
 		<-doneB
 	}
