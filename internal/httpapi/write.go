@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -54,6 +55,16 @@ func sessionID(r *http.Request) string {
 func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
 	res, err := s.admitAndWrite(ctx, call)
 	s.recordWrite(ctx, call.Principal, call.API, call.Repo, res, err)
+	if code := teammem.ErrorCode(err); code == teammem.EUnavailable || code == teammem.EInternal {
+		// The write may have committed all the same (the connection died
+		// at COMMIT): the next read of the space goes to the database, so
+		// a client that retries or reads sees what is there.
+		hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: call.Scope}
+		if call.Scope == teammem.ScopePersonal {
+			hk.user = call.Principal.User.ID
+		}
+		s.cache.spaceMoved(hk, math.MaxInt64)
+	}
 	if err == nil && !res.Noop() {
 		// The committed head is the newest there is: the next pull or push
 		// of the space on this replica reads nothing.
