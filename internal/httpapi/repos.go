@@ -51,14 +51,21 @@ func (s *Server) resolveSpace(r *http.Request, write bool) (*spaceReq, error) {
 	return s.loadSpace(r.Context(), p, slug, scope, write)
 }
 
-// loadSpace loads a repo's space for p, as resolveSpace describes. Reads
-// take the head from the cache when it is fresh; writes always read it.
-func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope, write bool) (*spaceReq, error) {
-	sr := &spaceReq{p: p, slug: slug, scope: scope}
+// spaceHeadKey names the cached head of p's space of repo slug in scope
+// (personal: p's own).
+func spaceHeadKey(p teammem.Principal, slug string, scope teammem.Scope) headKey {
 	hk := headKey{org: p.Org.ID, repo: slug, scope: scope}
 	if scope == teammem.ScopePersonal {
 		hk.user = p.User.ID
 	}
+	return hk
+}
+
+// loadSpace loads a repo's space for p, as resolveSpace describes. Reads
+// take the head from the cache when it is fresh; writes always read it.
+func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope, write bool) (*spaceReq, error) {
+	sr := &spaceReq{p: p, slug: slug, scope: scope}
+	hk := spaceHeadKey(p, slug, scope)
 	now := time.Now()
 	if h, ok := s.cache.head(hk, now); ok && (!write || h.space.ID != 0) {
 		// A write needs only the repo and space ids (which never change):

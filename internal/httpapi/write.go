@@ -59,11 +59,7 @@ func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.Wri
 		// The write may have committed all the same (the connection died
 		// at COMMIT): the next read of the space goes to the database, so
 		// a client that retries or reads sees what is there.
-		hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: call.Scope}
-		if call.Scope == teammem.ScopePersonal {
-			hk.user = call.Principal.User.ID
-		}
-		s.cache.spaceMoved(hk, math.MaxInt64)
+		s.cache.spaceMoved(spaceHeadKey(call.Principal, call.Repo, call.Scope), math.MaxInt64)
 	}
 	if err == nil && !res.Noop() {
 		// The committed head is the newest there is: the next pull or push

@@ -40,9 +40,9 @@ type automaton struct {
 	out     []wordMask
 }
 
-// prefilterWords lists every word a prefilter names, so that the
-// automaton and the rules' masks are built together, once.
-func prefilterWords() []*lineRE {
+// prefilterRules lists every lineRE, so that the automaton of all their
+// words and each one's masks are built together, once.
+func prefilterRules() []*lineRE {
 	all := []*lineRE{&concealRE, &commandVerbRE, &unaskedRunRE, &unaskedRunVerb, &unaskedRunQualifier, &riskyRE, &unaskedRE, &httpLine}
 	for i := range overrideREs {
 		all = append(all, &overrideREs[i])
@@ -64,7 +64,7 @@ var httpLine = lineRE{need: [][]string{{"http"}}}
 var prefilter = sync.OnceValue(func() *automaton {
 	ids := map[string]int{}
 	var words []string
-	for _, r := range prefilterWords() {
+	for _, r := range prefilterRules() {
 		r.masks = make([]wordMask, len(r.need))
 		for g, group := range r.need {
 			for _, w := range group {

@@ -34,7 +34,7 @@ var seedPhrases = []string{
 // search could part from the plain regex.
 func prefilterLines(n int) []string {
 	vocab := map[string]bool{}
-	for _, r := range prefilterWords() {
+	for _, r := range prefilterRules() {
 		for _, g := range r.need {
 			for _, w := range g {
 				vocab[w] = true
@@ -103,7 +103,7 @@ func TestPrefilterAgreesWithRegexes(t *testing.T) {
 	for _, line := range lines {
 		d := newDoc("note.md", line)
 		ascii := d.ascii[0]
-		for _, r := range prefilterWords() {
+		for _, r := range prefilterRules() {
 			if r.re == nil {
 				continue
 			}

@@ -3,6 +3,7 @@ package teammem
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -92,8 +93,7 @@ func ParseServerTiming(header, metric string) (time.Duration, bool) {
 		}
 		for _, f := range fields[1:] {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(f), "dur="); ok {
-				var ms float64
-				if _, err := fmt.Sscanf(v, "%g", &ms); err == nil {
+				if ms, err := strconv.ParseFloat(v, 64); err == nil {
 					return time.Duration(ms * 1e6), true
 				}
 			}
