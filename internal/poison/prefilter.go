@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/teammem/teammem/internal/ahocorasick"
 )
 
 // The rules' prefilters: every lineRE names groups of words, and a line its
@@ -19,8 +21,8 @@ type wordMask [3]uint64
 const maxWords = len(wordMask{}) * 64
 
 func (m *wordMask) add(id int)           { m[id/64] |= 1 << (id % 64) }
-func (m wordMask) meets(o wordMask) bool { return m[0]&o[0] != 0 || m[1]&o[1] != 0 }
-func (m *wordMask) union(o wordMask)     { m[0] |= o[0]; m[1] |= o[1] }
+func (m wordMask) meets(o wordMask) bool { return m[0]&o[0] != 0 || m[1]&o[1] != 0 || m[2]&o[2] != 0 }
+func (m *wordMask) union(o wordMask)     { m[0] |= o[0]; m[1] |= o[1]; m[2] |= o[2] }
 func (m wordMask) holdsAll(groups []wordMask) bool {
 	for _, g := range groups {
 		if !m.meets(g) {
@@ -30,14 +32,11 @@ func (m wordMask) holdsAll(groups []wordMask) bool {
 	return true
 }
 
-// automaton is a deterministic Aho–Corasick automaton over byte classes:
-// next[state*classes+class[b]] is the state after byte b, and out[state]
-// the words that end there (its own and those of its suffixes).
+// automaton finds the prefilter words: ac over the lower-cased content,
+// and masks[state] the words that end in each of its states.
 type automaton struct {
-	class   [256]uint8
-	classes int
-	next    []int32
-	out     []wordMask
+	ac    *ahocorasick.Automaton
+	masks []wordMask
 }
 
 // prefilterRules lists every lineRE, so that the automaton of all their
@@ -92,62 +91,11 @@ var prefilter = sync.OnceValue(func() *automaton {
 })
 
 func newAutomaton(words []string) *automaton {
-	a := &automaton{classes: 1} // class 0: a byte no word holds
-	for _, w := range words {
-		for i := 0; i < len(w); i++ {
-			if a.class[w[i]] == 0 {
-				a.class[w[i]] = uint8(a.classes)
-				a.classes++
-			}
-		}
-	}
-	// The trie, with -1 for a missing edge.
-	edge := func() []int32 {
-		e := make([]int32, a.classes)
-		for i := range e {
-			e[i] = -1
-		}
-		return e
-	}
-	a.next = edge()
-	a.out = []wordMask{{}}
-	for id, w := range words {
-		s := int32(0)
-		for i := 0; i < len(w); i++ {
-			c := int32(s)*int32(a.classes) + int32(a.class[w[i]])
-			if a.next[c] < 0 {
-				a.next[c] = int32(len(a.out))
-				a.next = append(a.next, edge()...)
-				a.out = append(a.out, wordMask{})
-			}
-			s = a.next[c]
-		}
-		a.out[s].add(id)
-	}
-	// Breadth first: a missing edge goes where the longest proper suffix
-	// goes, and a state's words include its suffix's.
-	fail := make([]int32, len(a.out))
-	var queue []int32
-	for c := 0; c < a.classes; c++ {
-		if t := a.next[c]; t < 0 {
-			a.next[c] = 0
-		} else {
-			queue = append(queue, t)
-		}
-	}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		a.out[s].union(a.out[fail[s]])
-		for c := 0; c < a.classes; c++ {
-			i := int(s)*a.classes + c
-			f := a.next[int(fail[s])*a.classes+c]
-			if t := a.next[i]; t < 0 {
-				a.next[i] = f
-			} else {
-				fail[t] = f
-				queue = append(queue, t)
-			}
+	a := &automaton{ac: ahocorasick.New(words, false)}
+	a.masks = make([]wordMask, a.ac.States())
+	for s := range a.masks {
+		for _, id := range a.ac.Out(int32(s)) {
+			a.masks[s].add(int(id))
 		}
 	}
 	return a
@@ -157,16 +105,16 @@ func newAutomaton(words []string) *automaton {
 // prefilter words it holds.
 func (a *automaton) lineWords(lower string, lines int) []wordMask {
 	out := make([]wordMask, lines)
-	line, s := 0, int32(0)
+	line, s := 0, ahocorasick.Start
 	for i := 0; i < len(lower); i++ {
 		b := lower[i]
 		if b == '\n' {
 			line++
-			s = 0
+			s = ahocorasick.Start
 			continue
 		}
-		s = a.next[int(s)*a.classes+int(a.class[b])]
-		if m := a.out[s]; m != (wordMask{}) {
+		s = a.ac.Step(s, b)
+		if m := a.masks[s]; m != (wordMask{}) {
 			out[line].union(m)
 		}
 	}

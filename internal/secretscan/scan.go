@@ -32,6 +32,7 @@ const maxDecodeDepth = 5
 // concurrent use.
 type Scanner struct {
 	det *detect.Detector
+	pre *prefilter // nil: every text goes to det
 }
 
 // Allowlist names findings a caller accepts. A nil *Allowlist accepts nothing.
@@ -111,7 +112,7 @@ func build(lean bool) (s *Scanner, err error) {
 	// A "gitleaks:allow" comment must not let a secret through to a shared
 	// store; callers opt out explicitly with an Allowlist instead.
 	det.IgnoreGitleaksAllow = true
-	return &Scanner{det: det}, nil
+	return &Scanner{det: det, pre: newPrefilter(cfg)}, nil
 }
 
 // dropStopwordTries rebuilds every allowlist that has stop words without
@@ -163,7 +164,11 @@ func (s *Scanner) Scan(content string, allow *Allowlist) []Finding {
 		// count. The detector's unguarded state (its findings slice, commit
 		// map) is touched only by gitleaks' own file and git scans, which we
 		// never call.
-		for _, gf := range s.det.DetectString(v.text) {
+		det := s.detector(v.text)
+		if det == nil {
+			continue // no rule can match
+		}
+		for _, gf := range det.DetectString(v.text) {
 			// gf carries the secret, the match and the whole line; only the
 			// rule id and line number leave this loop.
 			if allow.drops(gf.RuleID, gf.Secret) {
@@ -180,4 +185,20 @@ func (s *Scanner) Scan(content string, allow *Allowlist) []Finding {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), strings.Compare(a.RuleID, b.RuleID))
 	})
 	return out
+}
+
+// detector returns the detector of the rules that could find something in
+// text (see prefilter.go), or nil when none could.
+func (s *Scanner) detector(text string) *detect.Detector {
+	if s.pre == nil {
+		return s.det
+	}
+	set, ok := s.pre.candidates(text)
+	if !ok || decodes(text) {
+		return s.det
+	}
+	if set.empty() {
+		return nil
+	}
+	return s.pre.detectorFor(set, s.det)
 }
