@@ -301,7 +301,13 @@ func (b *bench) runPush(ctx context.Context, d *driver, srv server, f *fixture) 
 	if err := b.compareLoads(d, srv, "delta push 2KB", "push", ours, baseline(raw), atLeast(0.50)); err != nil {
 		return err
 	}
-	if err := b.compareLoads(d, srv, fullName, "push_full_write", ours, baseline(full), none); err != nil {
+	// On Postgres the issue 11 target is this row (its baseline stores the
+	// same rows); on SQLite it is push_same_rows below.
+	fullTarget := none
+	if d.name == "postgres" {
+		fullTarget = atLeast(0.50)
+	}
+	if err := b.compareLoads(d, srv, fullName, "push_full_write", ours, baseline(full), fullTarget); err != nil {
 		return err
 	}
 	if same == nil {
