@@ -34,6 +34,11 @@ type pgProxy struct {
 	ln    net.Listener
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+	// committing, while a cut COMMIT awaits its answer, is closed once it
+	// has it. A cancel request waits for it: the client's driver cancels
+	// what its lost connection was running, and a COMMIT that got through
+	// must not be cancelled by a request sent after it.
+	committing chan struct{}
 }
 
 // Cut modes of pgProxy.
@@ -88,10 +93,11 @@ func (p *pgProxy) forward(c net.Conn) {
 	if !p.track(c, u) {
 		return // Down ran meanwhile
 	}
+	st := &session{answered: make(chan struct{})}
 	front, back := make(chan error, 1), make(chan struct{})
-	go func() { front <- p.frontend(u, c) }()
+	go func() { front <- p.frontend(u, c, st) }()
 	go func() {
-		_, _ = io.Copy(c, u)
+		backend(c, u, st)
 		close(back)
 	}()
 	frontDone, cut := false, false
@@ -100,10 +106,16 @@ func (p *pgProxy) forward(c net.Conn) {
 		frontDone = true
 		cut = errors.Is(err, errCutAfterCommit) || errors.Is(err, errCutBeforeCommit)
 		if errors.Is(err, errCutAfterCommit) {
-			// c is closed; keep u open until Postgres answered the COMMIT
-			// (the copy to c then fails), lest a reset make it drop the
-			// COMMIT unread.
-			<-back
+			// c is closed; keep u open until Postgres answered the COMMIT,
+			// lest a reset make it drop the COMMIT unread.
+			select {
+			case <-st.answered:
+			case <-back:
+			}
+			p.mu.Lock()
+			close(p.committing)
+			p.committing = nil
+			p.mu.Unlock()
 		}
 	case <-back:
 	}
@@ -123,8 +135,10 @@ func (p *pgProxy) forward(c net.Conn) {
 }
 
 // frontend copies the client's messages to Postgres one by one, so that a
-// cut lands exactly on a COMMIT. It returns when either side fails.
-func (p *pgProxy) frontend(dst, src net.Conn) error {
+// cut lands exactly on a COMMIT: a simple query, or the Bind of a statement
+// prepared as COMMIT (in a pipeline, as the store's writes send it). It
+// returns when either side fails.
+func (p *pgProxy) frontend(dst, src net.Conn, st *session) error {
 	r := bufio.NewReader(src)
 	w := bufio.NewWriter(dst)
 	send := func(msg ...[]byte) error {
@@ -152,33 +166,55 @@ func (p *pgProxy) frontend(dst, src net.Conn) error {
 		if _, err := io.ReadFull(r, rest); err != nil {
 			return err
 		}
+		code := binary.BigEndian.Uint32(hdr[4:])
+		if code == 80877102 { // a cancel request
+			p.mu.Lock()
+			wait := p.committing
+			p.mu.Unlock()
+			if wait != nil {
+				<-wait
+			}
+		}
+		request := code == 80877103 || code == 80877104 // SSL or GSS encryption
+		if request {
+			st.untyped.Add(1) // answered with one byte, before send lets it be
+		}
 		if err := send(hdr[:], rest); err != nil {
 			return err
 		}
-		if code := binary.BigEndian.Uint32(hdr[4:]); code != 80877103 && code != 80877104 {
+		if !request {
 			break
 		}
 	}
+	commits := map[string]bool{} // prepared statements, by name: whether each is COMMIT
 	for {
-		var hdr [5]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		hdr, body, err := readMessage(r)
+		if err != nil {
 			return err
 		}
-		n := binary.BigEndian.Uint32(hdr[1:])
-		if n < 4 {
-			return errors.New("malformed message")
+		var commit bool
+		switch hdr[0] {
+		case 'Q':
+			commit = isCommit(body)
+		case 'P': // Parse: statement name, query
+			name, query, _ := strings.Cut(string(body), "\x00")
+			commits[name] = isCommit([]byte(query))
+		case 'B': // Bind: portal name, statement name
+			_, rest, _ := strings.Cut(string(body), "\x00")
+			name, _, _ := strings.Cut(rest, "\x00")
+			commit = commits[name]
 		}
-		body := make([]byte, n-4)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return err
-		}
-		commit := hdr[0] == 'Q' && strings.EqualFold(strings.TrimRight(string(body), "\x00; "), "commit")
 		mode := p.cut.Load()
 		if commit && mode != cutNone && p.cut.CompareAndSwap(mode, cutNone) {
 			p.cuts.Add(1)
 			if mode == cutAfterCommit {
-				_ = send(hdr[:], body)
-				_ = w.Flush()
+				// The COMMIT runs once the pipeline's Sync arrives: send
+				// up to it. The next ReadyForQuery is its answer.
+				st.committing.Store(true)
+				p.mu.Lock()
+				p.committing = make(chan struct{})
+				p.mu.Unlock()
+				_ = sendThroughSync(r, w, hdr, body)
 				src.Close()
 				return errCutAfterCommit
 			}
@@ -188,6 +224,84 @@ func (p *pgProxy) frontend(dst, src net.Conn) error {
 			return err
 		}
 	}
+}
+
+// session is what the two directions of one proxied connection share.
+type session struct {
+	untyped    atomic.Int32 // one-byte answers Postgres owes (SSL, GSS requests)
+	committing atomic.Bool  // a cut COMMIT went out: its ReadyForQuery closes answered
+	answered   chan struct{}
+}
+
+// backend copies Postgres' messages to the client until either side ends,
+// and closes st.answered at the ReadyForQuery that answers a cut COMMIT
+// (the client's side is closed by then: what is left is read and dropped).
+// An encrypted stream, which it cannot follow, is copied as it is.
+func backend(dst, src net.Conn, st *session) {
+	r := bufio.NewReader(src)
+	for {
+		if st.untyped.Load() > 0 {
+			b, err := r.ReadByte()
+			if err != nil {
+				return
+			}
+			st.untyped.Add(-1)
+			_, _ = dst.Write([]byte{b})
+			if b == 'S' || b == 'G' {
+				_, _ = io.Copy(dst, r)
+				return
+			}
+			continue
+		}
+		hdr, body, err := readMessage(r)
+		if err != nil {
+			return
+		}
+		_, _ = dst.Write(append(hdr[:], body...))
+		if hdr[0] == 'Z' && st.committing.CompareAndSwap(true, false) {
+			close(st.answered)
+		}
+	}
+}
+
+// readMessage reads one typed protocol message.
+func readMessage(r *bufio.Reader) (hdr [5]byte, body []byte, err error) {
+	if _, err = io.ReadFull(r, hdr[:]); err != nil {
+		return hdr, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[1:])
+	if n < 4 {
+		return hdr, nil, errors.New("malformed message")
+	}
+	body = make([]byte, n-4)
+	_, err = io.ReadFull(r, body)
+	return hdr, body, err
+}
+
+// sendThroughSync writes the message hdr+body, then copies the client's
+// messages up to a Sync, which makes an extended-protocol COMMIT run (a
+// simple query runs at once), and flushes.
+func sendThroughSync(r *bufio.Reader, w *bufio.Writer, hdr [5]byte, body []byte) error {
+	for {
+		if _, err := w.Write(hdr[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(body); err != nil {
+			return err
+		}
+		if hdr[0] == 'Q' || hdr[0] == 'S' {
+			return w.Flush()
+		}
+		var err error
+		if hdr, body, err = readMessage(r); err != nil {
+			return err
+		}
+	}
+}
+
+// isCommit reports whether a query string (NUL-terminated) is COMMIT.
+func isCommit(query []byte) bool {
+	return strings.EqualFold(strings.TrimRight(string(query), "\x00; "), "commit")
 }
 
 // errCutBeforeCommit and errCutAfterCommit end frontend after a cut.

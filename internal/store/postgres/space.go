@@ -89,9 +89,9 @@ func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
 // Its lock is the space row's, taken with SELECT ... FOR UPDATE: writers to
 // one space queue on it across every replica; writers to others never wait.
 //
-// A write is three round trips when the space's heads are cached: BEGIN
-// and the locking SELECT in one pipeline, the writes, audit rows and the
-// announcement in another, then COMMIT.
+// A write is two round trips when the space's heads are cached: BEGIN and
+// the locking SELECT in one pipeline, the writes, audit rows, the
+// announcement and COMMIT in another.
 func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
@@ -101,7 +101,7 @@ func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.Wri
 }
 
 // writeTx is the SQL of one Postgres write. Reads go out at once; writes
-// are queued in one batch that Commit sends before COMMIT, naming the
+// are queued in one batch that Commit sends with COMMIT, naming the
 // statement that failed.
 type writeTx struct {
 	conn           *pgxpool.Conn
@@ -207,18 +207,22 @@ func (w *writeTx) Announce(_ context.Context, a teammem.Announcement) error {
 	return nil
 }
 
+// Commit sends the queued statements and COMMIT in one pipeline. Should a
+// statement fail, Postgres skips the rest, COMMIT included, and the
+// transaction stays open, aborted, for Rollback.
 func (w *writeTx) Commit(ctx context.Context) error {
+	w.queue("commit", "COMMIT")
 	br := w.conn.SendBatch(ctx, w.batch)
 	for _, what := range w.what {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
+			if what == "commit" {
+				return interpret(err)
+			}
 			return fmt.Errorf("%s: %w", what, interpret(err))
 		}
 	}
 	if err := br.Close(); err != nil {
-		return interpret(err)
-	}
-	if _, err := w.conn.Exec(ctx, "COMMIT"); err != nil {
 		return interpret(err)
 	}
 	w.open = false
