@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/zricethezav/gitleaks/v8/config"
@@ -51,6 +52,8 @@ type prefilter struct {
 	// meets[state] are the needs met when a string ends in that state.
 	meets [][]int32
 	nNeed int
+	// asciiNeeds: no need holds a rune past ASCII.
+	asciiNeeds bool
 
 	mu        sync.Mutex
 	detectors map[ruleSet]*detect.Detector
@@ -112,6 +115,7 @@ func newPrefilter(cfg config.Config) *prefilter {
 		}
 	}
 	p.ac = ahocorasick.New(list, true)
+	p.asciiNeeds = ascii(strings.Join(list, ""))
 	p.meets = make([][]int32, p.ac.States())
 	for s := range p.meets {
 		var ns []int32
@@ -152,11 +156,7 @@ func (p *prefilter) candidates(text string) (ruleSet, bool) {
 		if !utf8.ValidString(text) {
 			return ruleSet{}, false // RE2 may read it otherwise
 		}
-		canon := make([]byte, 0, len(text)+len(text)/2)
-		for _, r := range text {
-			canon = utf8.AppendRune(canon, canonRune(r))
-		}
-		ahocorasick.Walk(p.ac, ahocorasick.Start, canon, passed)
+		ahocorasick.Walk(p.ac, ahocorasick.Start, p.canon(text), passed)
 	}
 	met := make([]uint64, (p.nNeed+63)/64)
 	for w, word := range passed {
@@ -224,6 +224,56 @@ func (p *prefilter) detectorFor(set ruleSet, like *detect.Detector) *detect.Dete
 	p.detectors[set] = d
 	return d
 }
+
+// canon returns text in canonical case (see needs.go). When every need is
+// ASCII, a rune whose canonical form is not ASCII can be no part of one:
+// each becomes the one byte 0x80, which no need holds either, and only the
+// few that fold to ASCII (the Kelvin sign, the long s, the dotted capital
+// I) are looked up.
+func (p *prefilter) canon(text string) []byte {
+	out := make([]byte, 0, len(text)+len(text)/2)
+	for i := 0; i < len(text); {
+		if b := text[i]; b < utf8.RuneSelf {
+			out = append(out, b)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		switch c, ok := foldsToASCII()[r]; {
+		case ok:
+			out = append(out, c)
+		case p.asciiNeeds:
+			out = append(out, utf8.RuneSelf)
+		default:
+			out = utf8.AppendRune(out, canonRune(r))
+		}
+	}
+	return out
+}
+
+// foldsToASCII maps the runes past ASCII whose canonical form is ASCII to
+// it. Only runes with a case mapping can fold (unicode.CaseRanges), or be
+// in the orbit of an ASCII letter.
+var foldsToASCII = sync.OnceValue(func() map[rune]byte {
+	m := map[rune]byte{}
+	add := func(r rune) {
+		if c := canonRune(r); r >= utf8.RuneSelf && c < utf8.RuneSelf {
+			m[r] = byte(c)
+		}
+	}
+	for _, cr := range unicode.CaseRanges {
+		for r := rune(cr.Lo); r <= rune(cr.Hi); r++ {
+			add(r)
+		}
+	}
+	for c := 'A'; c <= 'Z'; c++ {
+		for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+			add(f)
+		}
+	}
+	return m
+})
 
 // ascii reports whether text is all ASCII.
 func ascii(text string) bool {

@@ -271,6 +271,9 @@ func TestCanonRuneFollowsFolding(t *testing.T) {
 			continue
 		}
 		c := canonRune(r)
+		if a, ok := foldsToASCII()[r]; (c < 0x80 && r >= 0x80) != ok || ok && rune(a) != c {
+			t.Errorf("canonRune(%q) = %q, but foldsToASCII has %q, %v", r, c, a, ok)
+		}
 		if l := canonRune(unicode.ToLower(r)); l != c {
 			t.Errorf("canonRune(%q) = %q, but of its lower case %q", r, c, l)
 		}
