@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/teammem/teammem/internal/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -134,6 +135,26 @@ func TestStockClientSecretsSkipped(t *testing.T) {
 	})
 }
 
+// storedHeads describes every space head in the database at dsn, read
+// past the server and its caches.
+func storedHeads(t *testing.T, dsn string) string {
+	t.Helper()
+	st, err := store.Open(t.Context(), dsn)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	defer st.Close()
+	spaces, err := st.SpaceList(t.Context())
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	var out []string
+	for _, sp := range spaces {
+		out = append(out, fmt.Sprintf("space %d version %d %s", sp.ID, sp.Version, sp.Checksum))
+	}
+	return strings.Join(out, "; ")
+}
+
 // TestConcurrentStockPushers runs pushers against one repo at once: every
 // acknowledged key is present and the checksum is the documented formula.
 func TestConcurrentStockPushers(t *testing.T) {
@@ -157,7 +178,8 @@ func TestConcurrentStockPushers(t *testing.T) {
 						}
 					}
 					if r.Status != 200 {
-						t.Errorf("pusher %d never got through: %+v", p, r)
+						c.probe()
+						t.Errorf("pusher %d never got through: %+v; the server answers head %s, the database holds %s", p, r, c.known, storedHeads(t, dsn))
 						return
 					}
 					mu.Lock()
