@@ -153,10 +153,11 @@ func (p *prefilter) candidates(text string) (ruleSet, bool) {
 	if ascii(text) {
 		ahocorasick.Walk(p.ac, ahocorasick.Start, text, passed)
 	} else {
-		if !utf8.ValidString(text) {
-			return ruleSet{}, false // RE2 may read it otherwise
+		canon, ok := p.canon(text)
+		if !ok {
+			return ruleSet{}, false // not UTF-8: RE2 may read it otherwise
 		}
-		ahocorasick.Walk(p.ac, ahocorasick.Start, p.canon(text), passed)
+		ahocorasick.Walk(p.ac, ahocorasick.Start, canon, passed)
 	}
 	met := make([]uint64, (p.nNeed+63)/64)
 	for w, word := range passed {
@@ -188,17 +189,18 @@ func (p *prefilter) candidates(text string) (ruleSet, bool) {
 // detectorFor returns the detector of the rules in set and of those their
 // multi-part findings look up, for text with nothing to decode, set up as
 // like otherwise.
-func (p *prefilter) detectorFor(set ruleSet, like *detect.Detector) *detect.Detector {
-	for i := range p.rules {
-		if set.has(i) {
-			set.union(p.required[i])
-		}
-	}
+func (p *prefilter) detectorFor(candidates ruleSet, like *detect.Detector) *detect.Detector {
 	p.mu.Lock()
-	d, ok := p.detectors[set]
+	d, ok := p.detectors[candidates]
 	p.mu.Unlock()
 	if ok {
 		return d
+	}
+	set := candidates
+	for i := range p.rules {
+		if candidates.has(i) {
+			set.union(p.required[i])
+		}
 	}
 	cfg := p.cfg
 	cfg.Rules, cfg.Keywords, cfg.OrderedRules = map[string]config.Rule{}, map[string]struct{}{}, nil
@@ -221,7 +223,7 @@ func (p *prefilter) detectorFor(set ruleSet, like *detect.Detector) *detect.Dete
 	if len(p.detectors) >= maxDetectors {
 		clear(p.detectors)
 	}
-	p.detectors[set] = d
+	p.detectors[candidates] = d
 	return d
 }
 
@@ -229,8 +231,8 @@ func (p *prefilter) detectorFor(set ruleSet, like *detect.Detector) *detect.Dete
 // ASCII, a rune whose canonical form is not ASCII can be no part of one:
 // each becomes the one byte 0x80, which no need holds either, and only the
 // few that fold to ASCII (the Kelvin sign, the long s, the dotted capital
-// I) are looked up.
-func (p *prefilter) canon(text string) []byte {
+// I) are looked up. It returns false for text that is not UTF-8.
+func (p *prefilter) canon(text string) ([]byte, bool) {
 	out := make([]byte, 0, len(text)+len(text)/2)
 	for i := 0; i < len(text); {
 		if b := text[i]; b < utf8.RuneSelf {
@@ -239,6 +241,9 @@ func (p *prefilter) canon(text string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
+		if r == utf8.RuneError && size == 1 {
+			return nil, false
+		}
 		i += size
 		switch c, ok := foldsToASCII()[r]; {
 		case ok:
@@ -249,7 +254,7 @@ func (p *prefilter) canon(text string) []byte {
 			out = utf8.AppendRune(out, canonRune(r))
 		}
 	}
-	return out
+	return out, true
 }
 
 // foldsToASCII maps the runes past ASCII whose canonical form is ASCII to

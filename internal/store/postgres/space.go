@@ -216,9 +216,6 @@ func (w *writeTx) Commit(ctx context.Context) error {
 	for _, what := range w.what {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
-			if what == "commit" {
-				return interpret(err)
-			}
 			return fmt.Errorf("%s: %w", what, interpret(err))
 		}
 	}
