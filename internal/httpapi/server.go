@@ -109,6 +109,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if metrics == nil {
 		metrics = telemetry.New()
 	}
+	metrics.KnowPoisonRules(poisonRuleIDs()...)
 	if cfg.Events == nil {
 		cfg.Events = events.NewLocal()
 	}
@@ -135,6 +136,16 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
 	return s
+}
+
+// poisonRuleIDs lists the poisoning check's rule ids, as the package
+// exports them, for the metrics' series at 0.
+func poisonRuleIDs() []string {
+	var ids []string
+	for _, r := range poison.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 // Handler returns the root handler.
