@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teammem/teammem/internal/console"
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/poison"
 	"github.com/teammem/teammem/internal/teammem"
@@ -66,6 +68,15 @@ type Config struct {
 	Heartbeat time.Duration
 	// RequestTimeout bounds every request but event streams (30 s when 0).
 	RequestTimeout time.Duration
+	// PublicURL is the server's URL as browsers reach it
+	// (TEAMMEM_PUBLIC_URL): when https, the console's cookies are Secure.
+	PublicURL string
+	// TrustedProxies are the peers whose X-Forwarded-For and
+	// X-Forwarded-Proto the console believes (TEAMMEM_TRUSTED_PROXIES).
+	TrustedProxies []netip.Prefix
+	// SignInLimit shapes the console's buckets of failed sign-ins per
+	// client address and key prefix (console.DefaultSignInLimit when zero).
+	SignInLimit console.SignInLimit
 }
 
 // Server serves the teammem API.
