@@ -106,12 +106,13 @@ var signedOutReasons = map[string]string{
 const signInRefused = "Sign-in refused: this key cannot sign in (it may be mistyped, revoked or expired, or its user or organization disabled)."
 
 // startSession opens a session for the key with hash keyHash and sets its
-// cookie. A key the API refuses is audited in its org (when it has one) and
-// answered with signInRefused; how says which form was used.
-func (c *Console) startSession(w http.ResponseWriter, r *http.Request, keyHash []byte, how string) error {
+// cookie. A key the API refuses is audited (refuseSignIn) and answered with
+// signInRefused; prefix is the typed key's display prefix ("" for a link),
+// how says which form was used.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, keyHash []byte, prefix, how string) error {
 	p, err := c.cfg.Backend.Principal(r.Context(), keyHash)
 	if err != nil {
-		return c.refuseSignIn(r, p, err, how)
+		return c.refuseSignIn(r, p, err, prefix, how)
 	}
 	now := c.now().UTC().Truncate(time.Microsecond)
 	expires := now.Add(c.cfg.SessionTTL)
@@ -137,25 +138,53 @@ var errSignInRefused = teammem.Errorf(teammem.EUnauthorized, "%s", signInRefused
 // error to answer with: errSignInRefused for any refusal of the key, err
 // itself when the key could not be checked (the database failed). A key
 // the store knows (revoked, expired, its user or org disabled: p names it)
-// is audited in its org as console.sign_in_failed, with the key's id and
-// stored prefix and never the key; a key nobody holds belongs to no org,
-// and is logged. Neither record holds any part of what was typed.
-func (c *Console) refuseSignIn(r *http.Request, p teammem.Principal, err error, how string) error {
+// is audited in its org as console.sign_in_failed, and so is a wrong
+// secret for a real key's display prefix (reason "wrong_secret"), in the
+// org of each key with that prefix; the events name the key by id, name
+// and stored prefix. A key matching nothing belongs to no org and is
+// logged. No record holds any part of what was typed.
+func (c *Console) refuseSignIn(r *http.Request, p teammem.Principal, err error, prefix, how string) error {
 	if status := c.cfg.Backend.Status(err); status != http.StatusUnauthorized && status != http.StatusForbidden {
 		return err
 	}
 	client := c.cfg.TrustedProxies.clientAddr(r).String()
-	if p.Org.ID == 0 {
-		c.cfg.Log.WarnContext(r.Context(), "console sign-in refused: no such key", "client", client, "with", how)
+	if p.Org.ID != 0 {
+		c.auditRefusal(r, p.Key, teammem.ErrorMessage(err), client, how)
 		return errSignInRefused
 	}
-	if aerr := c.cfg.Store.AuditAppend(context.WithoutCancel(r.Context()), p.Org.ID, teammem.AuditEvent{ActorID: p.User.ID,
-		Action: "console.sign_in_failed", Target: p.Key.ID, Details: map[string]any{"key": p.Key.Name, "key_prefix": p.Key.Prefix,
-			"reason": teammem.ErrorMessage(err), "client": client, "with": how}}); aerr != nil {
+	var near []teammem.APIKey
+	if len(prefix) >= minPrefixLookup {
+		var lerr error
+		if near, lerr = c.cfg.Sessions.KeysWithPrefix(r.Context(), prefix, maxPrefixMatches); lerr != nil {
+			c.cfg.Log.ErrorContext(r.Context(), "looking up a refused console key's prefix failed", "error", lerr.Error())
+		}
+	}
+	for _, k := range near {
+		c.auditRefusal(r, k, "wrong_secret", client, how)
+	}
+	if len(near) == 0 {
+		c.cfg.Log.WarnContext(r.Context(), "console sign-in refused: no such key", "client", client, "with", how)
+	}
+	return errSignInRefused
+}
+
+// minPrefixLookup is the shortest typed prefix looked up for the audit
+// (generated keys have 8 characters of prefix; a shorter one is no key's),
+// and maxPrefixMatches the most keys one refusal is audited against.
+const (
+	minPrefixLookup  = 8
+	maxPrefixMatches = 5
+)
+
+// auditRefusal appends the console.sign_in_failed event of key to its org's
+// audit log, and a line to the server log.
+func (c *Console) auditRefusal(r *http.Request, k teammem.APIKey, reason, client, how string) {
+	if aerr := c.cfg.Store.AuditAppend(context.WithoutCancel(r.Context()), k.OrgID, teammem.AuditEvent{ActorID: k.UserID,
+		Action: "console.sign_in_failed", Target: k.ID, Details: map[string]any{"key": k.Name, "key_prefix": k.Prefix,
+			"reason": reason, "client": client, "with": how}}); aerr != nil {
 		c.cfg.Log.ErrorContext(r.Context(), "audit of a refused console sign-in failed", "error", aerr.Error())
 	}
-	c.cfg.Log.WarnContext(r.Context(), "console sign-in refused", "org", p.Org.Slug, "key_id", p.Key.ID, "client", client, "with", how)
-	return errSignInRefused
+	c.cfg.Log.WarnContext(r.Context(), "console sign-in refused", "org_id", k.OrgID, "key_id", k.ID, "reason", reason, "client", client, "with", how)
 }
 
 // admit takes a sign-in token of r's client address and, when prefix is
@@ -207,11 +236,12 @@ func (c *Console) postLogin(w http.ResponseWriter, r *http.Request) {
 		c.renderLogin(w, r, http.StatusBadRequest, "Enter an API key.")
 		return
 	}
-	tk, ok := c.admit(w, r, "key:"+teammem.KeyPrefix(key))
+	prefix := teammem.KeyPrefix(key)
+	tk, ok := c.admit(w, r, "key:"+prefix)
 	if !ok {
 		return
 	}
-	if err := c.startSession(w, r, teammem.HashKey(key), "key"); err != nil {
+	if err := c.startSession(w, r, teammem.HashKey(key), prefix, "key"); err != nil {
 		c.renderSignInError(w, r, err)
 		return
 	}
@@ -249,7 +279,7 @@ func (c *Console) postLink(w http.ResponseWriter, r *http.Request) {
 	}
 	l, err := c.cfg.Sessions.LoginLinkRedeem(r.Context(), hashToken(r.PostFormValue("link")), c.now())
 	if err == nil {
-		err = c.startSession(w, r, l.KeyHash, "link")
+		err = c.startSession(w, r, l.KeyHash, "", "link")
 	}
 	if err != nil {
 		c.renderLogin(w, r, http.StatusUnauthorized, "This login link is not valid: it was used already, expired, or its key was revoked.")

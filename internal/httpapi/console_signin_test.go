@@ -128,8 +128,9 @@ func TestConsoleSignInThrottledPerAddress(t *testing.T) {
 
 // TestConsoleSignInRefusalsReadTheSame signs in with a key of every kind
 // that fails: each answer has the same status and words, each refusal of a
-// key the org knows is in its audit log with the key's id and stored prefix
-// and a reason, and no audit event holds any key that was typed.
+// key the org knows (and each wrong secret for a real key's prefix) is in
+// its audit log with the key's id and stored prefix and a reason, and no
+// audit event holds any key that was typed.
 func TestConsoleSignInRefusalsReadTheSame(t *testing.T) {
 	t.Parallel()
 	forDrivers(t, func(t *testing.T, st teammem.Store) {
@@ -214,6 +215,14 @@ func TestConsoleSignInRefusalsReadTheSame(t *testing.T) {
 			return failed
 		}
 		want := map[string]teammem.APIKey{revoked.ID: revoked, expired.ID: expired, disabled.ID: disabled}
+		// A wrong secret for the admin's prefix is audited against the
+		// admin's key, as a wrong secret.
+		adminKeys, err := st.KeyList(ctx, e.org.ID, teammem.KeyFilter{UserID: e.users[teammem.RoleAdmin].ID})
+		if err != nil || len(adminKeys) != 1 {
+			t.Fatalf("the admin's keys: %v %v", adminKeys, err)
+		}
+		admin := adminKeys[0]
+		want[admin.ID] = admin
 		failed := audited(e.org)
 		for _, ev := range failed {
 			k, ok := want[ev.Target]
@@ -221,7 +230,8 @@ func TestConsoleSignInRefusalsReadTheSame(t *testing.T) {
 				t.Errorf("unexpected failed sign-in event %+v", ev)
 				continue
 			}
-			if ev.Details["key_prefix"] != k.Prefix || ev.Details["reason"] == "" || ev.Details["client"] != "127.0.0.1" {
+			if ev.Details["key_prefix"] != k.Prefix || ev.Details["reason"] == "" || ev.Details["client"] != "127.0.0.1" ||
+				(ev.Details["reason"] == "wrong_secret") != (k.ID == admin.ID) {
 				t.Errorf("failed sign-in of %s: details %v", k.Name, ev.Details)
 			}
 			delete(want, ev.Target)
