@@ -434,6 +434,8 @@ func TestDashboardsRightAfterStart(t *testing.T) {
 		case len(r) == 0:
 			empty++
 			t.Errorf("%s: no data right after start\n\t%s", q.where, expr)
+		default:
+			t.Logf("%-62s %2d series, first %s%s", q.where, len(r), r[0].value(), labelsOf(r[0].Metric))
 		}
 	}
 	t.Logf("%d panel queries evaluated right after start, %d without data", len(queries), empty)
