@@ -248,8 +248,10 @@ func (s *Server) Run(ctx context.Context) {
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
-	s.sweepRetention(ctx)
+	// The series first, so that the first scrape has them all: the sweep
+	// of a large database can take a while.
 	s.initOrgMetrics(ctx)
+	s.sweepRetention(ctx)
 	for {
 		select {
 		case <-ctx.Done():
