@@ -42,6 +42,13 @@ type Config struct {
 	HistoryMaxVersions   int
 	// Limits are the rate limits and caps against abuse.
 	Limits LimitsConfig
+
+	// PublicURL is the server's URL as browsers reach it; https makes the
+	// console's cookies Secure even where TLS ends before teammem.
+	PublicURL string
+	// TrustedProxies lists the proxies (CIDRs or addresses) whose
+	// X-Forwarded-For and X-Forwarded-Proto are believed, comma-separated.
+	TrustedProxies string
 }
 
 // envVars lists every environment variable the server reads; a test checks
@@ -51,6 +58,7 @@ var envVars = append([]string{
 	"TEAMMEM_MAX_ENTRY_BYTES", "TEAMMEM_MAX_BODY_BYTES", "TEAMMEM_SECRET_POLICY", "TEAMMEM_TOMBSTONE_RETENTION",
 	"TEAMMEM_HISTORY_RETENTION", "TEAMMEM_HISTORY_MAX_VERSIONS",
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
+	"TEAMMEM_PUBLIC_URL", "TEAMMEM_TRUSTED_PROXIES",
 }, limitsEnv...)
 
 const (
@@ -134,6 +142,8 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	str("TEAMMEM_LOG_FORMAT", &c.LogFormat)
 	str("TEAMMEM_LOG_LEVEL", &c.LogLevel)
 	duration("TEAMMEM_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	str("TEAMMEM_PUBLIC_URL", &c.PublicURL)
+	str("TEAMMEM_TRUSTED_PROXIES", &c.TrustedProxies)
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -159,6 +169,10 @@ func (c *Config) bindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json or text (TEAMMEM_LOG_FORMAT)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (TEAMMEM_LOG_LEVEL)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "how long shutdown waits for in-flight requests (TEAMMEM_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL,
+		"the server's URL as browsers reach it, e.g. https://teammem.example.com; https makes the console's cookies Secure (TEAMMEM_PUBLIC_URL)")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", c.TrustedProxies,
+		"comma-separated CIDRs or addresses of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed; empty: none (TEAMMEM_TRUSTED_PROXIES)")
 }
 
 // validate checks the configuration once, naming the variable at fault.
@@ -203,6 +217,12 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_ADMIN_KEY must be at least %d characters", teammem.MinKeyLength))
 	}
 	c.Limits.validate(c.DefaultMaxEntries, &errs)
+	if err := validPublicURL(c.PublicURL); err != nil {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_PUBLIC_URL=%q: %v", redactURL(c.PublicURL), err))
+	}
+	if _, err := parseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_TRUSTED_PROXIES: %v", err))
+	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_LOG_FORMAT=%q: want json or text", c.LogFormat))
 	}
@@ -270,7 +290,7 @@ func (c Config) String() string {
 	if c.MetricsToken != "" {
 		metricsToken = "***"
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s",
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s public_url=%s trusted_proxies=%s",
 		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention,
-		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin)
+		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin, redactURL(c.PublicURL), c.TrustedProxies)
 }

@@ -90,7 +90,10 @@ func (m *Main) Open(ctx context.Context) error {
 		MetricsToken:       m.Config.MetricsToken,
 		AdminKey:           m.Config.AdminKey,
 		Events:             broker,
+		PublicURL:          m.Config.PublicURL,
 	}
+	// Validated with the rest of the configuration, so this cannot fail.
+	apiCfg.TrustedProxies, _ = parseTrustedProxies(m.Config.TrustedProxies)
 	m.Config.Limits.apply(&apiCfg)
 	m.api = httpapi.New(st, sc, apiCfg, m.Log, metrics)
 	// Both listeners are bound before either serves: a metrics address

@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -54,8 +56,19 @@ type Config struct {
 	// SessionTTL bounds a session (12 h when 0); a key that expires
 	// sooner ends it sooner.
 	SessionTTL time.Duration
-	Clock      func() time.Time // nil: time.Now
-	Log        *slog.Logger
+	// PublicURL is the server's URL as browsers reach it
+	// (TEAMMEM_PUBLIC_URL); when it is https every cookie is Secure, and a
+	// form posted from its origin is same-origin. Empty: not known.
+	PublicURL string
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (for the sign-in throttle and audit) and whose X-Forwarded-Proto says
+	// whether the request was https (TEAMMEM_TRUSTED_PROXIES).
+	TrustedProxies Proxies
+	// SignInLimit shapes the buckets of failed sign-ins per client address
+	// and per key prefix (DefaultSignInLimit when zero).
+	SignInLimit SignInLimit
+	Clock       func() time.Time // nil: time.Now
+	Log         *slog.Logger
 }
 
 // Console serves /ui/.
@@ -63,6 +76,10 @@ type Console struct {
 	cfg    Config
 	router chi.Router
 	pages  map[string]*template.Template
+	// throttle counts failed sign-ins per client address and key prefix.
+	throttle *signInThrottle
+	// publicOrigin is PublicURL's scheme://host, "" when not configured.
+	publicOrigin string
 }
 
 // New returns the console; mount it at /ui.
@@ -76,7 +93,10 @@ func New(cfg Config) *Console {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{cfg: cfg, pages: parsePages()}
+	c := &Console{cfg: cfg, pages: parsePages(), throttle: newSignInThrottle(cfg.SignInLimit)}
+	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Scheme != "" && u.Host != "" {
+		c.publicOrigin = strings.ToLower(u.Scheme) + "://" + u.Host
+	}
 	c.router = c.routes()
 	return c
 }

@@ -25,7 +25,8 @@ func (s *Server) newConsole() *console.Console {
 	if !ok {
 		return nil
 	}
-	return console.New(console.Config{Backend: consoleBackend{s}, Store: s.store, Sessions: cs, Clock: s.cfg.Clock, Log: s.log})
+	return console.New(console.Config{Backend: consoleBackend{s}, Store: s.store, Sessions: cs, Clock: s.cfg.Clock, Log: s.log,
+		PublicURL: s.cfg.PublicURL, TrustedProxies: console.Proxies(s.cfg.TrustedProxies), SignInLimit: s.cfg.SignInLimit})
 }
 
 // Principal resolves a key hash afresh (never from the cache, which another

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teammem/teammem/internal/console"
 	"github.com/teammem/teammem/internal/events"
 	"github.com/teammem/teammem/internal/poison"
 	"github.com/teammem/teammem/internal/teammem"
@@ -66,6 +68,15 @@ type Config struct {
 	Heartbeat time.Duration
 	// RequestTimeout bounds every request but event streams (30 s when 0).
 	RequestTimeout time.Duration
+	// PublicURL is the server's URL as browsers reach it
+	// (TEAMMEM_PUBLIC_URL): when https, the console's cookies are Secure.
+	PublicURL string
+	// TrustedProxies are the peers whose X-Forwarded-For and
+	// X-Forwarded-Proto the console believes (TEAMMEM_TRUSTED_PROXIES).
+	TrustedProxies []netip.Prefix
+	// SignInLimit shapes the console's buckets of failed sign-ins per
+	// client address and key prefix (console.DefaultSignInLimit when zero).
+	SignInLimit console.SignInLimit
 }
 
 // Server serves the teammem API.
@@ -109,6 +120,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if metrics == nil {
 		metrics = telemetry.New()
 	}
+	metrics.KnowPoisonRules(poisonRuleIDs()...)
 	if cfg.Events == nil {
 		cfg.Events = events.NewLocal()
 	}
@@ -135,6 +147,16 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
 	return s
+}
+
+// poisonRuleIDs lists the poisoning check's rule ids, as the package
+// exports them, for the metrics' series at 0.
+func poisonRuleIDs() []string {
+	var ids []string
+	for _, r := range poison.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 // Handler returns the root handler.
@@ -226,8 +248,10 @@ func (s *Server) Run(ctx context.Context) {
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
-	s.sweepRetention(ctx)
+	// The series first, so that the first scrape has them all: the sweep
+	// of a large database can take a while.
 	s.initOrgMetrics(ctx)
+	s.sweepRetention(ctx)
 	for {
 		select {
 		case <-ctx.Done():

@@ -34,6 +34,10 @@ type ConsoleStore interface {
 	// the repo's team space: who wrote it and when. A repo whose history
 	// is empty (never written, or purged) is absent.
 	TeamLastWrites(ctx context.Context, orgID int64) (map[string]LastWrite, error)
+	// KeysWithPrefix returns up to limit keys, of any org, whose display
+	// prefix is prefix, oldest first: a console sign-in with a wrong
+	// secret for a real key's prefix is audited in that key's org.
+	KeysWithPrefix(ctx context.Context, prefix string, limit int) ([]APIKey, error)
 }
 
 // ConsoleSession is one signed-in browser. It acts with the API key it

@@ -1,5 +1,10 @@
 package telemetry
 
+import (
+	"slices"
+	"sync"
+)
+
 // The label values each per-org counter takes besides the org: the closed
 // sets the server records. InitOrg creates their series at 0, so that a
 // dashboard shows 0 for what has not happened yet instead of "No data",
@@ -21,7 +26,49 @@ var (
 	capLabels = []string{"max_entries", "max_entry_bytes", "max_body_bytes"}
 	// suppressLabels are the reasons of teammem_pushes_suppressed_total.
 	suppressLabels = []string{"noop", "rate_limited"}
+	// poisonActionLabels are the actions of teammem_poisoning_findings_total.
+	poisonActionLabels = []string{"flagged", "held", "rejected"}
 )
+
+// KnowPoisonRules tells the metrics the rule ids of the poisoning check
+// (telemetry imports no checker: the server passes them), so that InitOrg
+// creates each rule × action series of every org at 0. Orgs initialised
+// before the call get them at once. Rule ids are a closed set of the code's,
+// never taken from a request.
+func (m *Metrics) KnowPoisonRules(ids ...string) {
+	m.poisonRules.add(ids)
+	m.orgs.Range(func(org, _ any) bool {
+		m.initPoison(org.(string), ids)
+		return true
+	})
+}
+
+// poisonRules is the list of poisoning rule ids, safe for concurrent use.
+type poisonRules struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (p *poisonRules) add(ids []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ids = append(p.ids, ids...)
+}
+
+func (p *poisonRules) list() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.ids)
+}
+
+// initPoison creates the poisoning series of org for rules at 0.
+func (m *Metrics) initPoison(org string, rules []string) {
+	for _, r := range rules {
+		for _, a := range poisonActionLabels {
+			m.PoisonFindings.WithLabelValues(org, r, a)
+		}
+	}
+}
 
 // InitOrg creates every series of org with a known label set at 0, once per
 // org; later calls for the same org cost a map lookup. Secrets skipped by
@@ -50,6 +97,7 @@ func (m *Metrics) InitOrg(org string) {
 	}
 	m.EntriesWritten.WithLabelValues(org)
 	m.TombstonesRefused.WithLabelValues(org)
+	m.initPoison(org, m.poisonRules.list())
 	m.Client.initOrg(org)
 }
 

@@ -113,3 +113,45 @@ func TestInitOrgStartsAtZero(t *testing.T) {
 	}
 	t.Logf("InitOrg creates %d series per org", perOrg)
 }
+
+// TestPoisonRulesStartAtZero checks that every poisoning rule the server
+// names has a series per action at 0 for every org, whether the org was
+// initialised before the rules were known or after.
+func TestPoisonRulesStartAtZero(t *testing.T) {
+	m := New()
+	m.InitOrg("early")
+	m.KnowPoisonRules("rule-a", "rule-b")
+	m.InitOrg("late")
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range families {
+		if f.GetName() != "teammem_poisoning_findings_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if v := s.GetCounter().GetValue(); v != 0 {
+				t.Errorf("%v starts at %g", labels, v)
+			}
+			got[labels["org"]+"/"+labels["rule"]+"/"+labels["action"]] = true
+		}
+	}
+	for _, org := range []string{"early", "late"} {
+		for _, rule := range []string{"rule-a", "rule-b"} {
+			for _, action := range poisonActionLabels {
+				if !got[org+"/"+rule+"/"+action] {
+					t.Errorf("no series for org %s, rule %s, action %s", org, rule, action)
+				}
+			}
+		}
+	}
+	if len(got) != 2*2*len(poisonActionLabels) {
+		t.Errorf("%d poisoning series, want %d", len(got), 2*2*len(poisonActionLabels))
+	}
+}

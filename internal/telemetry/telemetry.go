@@ -72,6 +72,8 @@ type Metrics struct {
 	Client *ClientMetrics
 
 	orgs *sync.Map // the orgs InitOrg has seen
+	// poisonRules holds the rule ids KnowPoisonRules was given.
+	poisonRules *poisonRules
 }
 
 // New creates the metrics, the client-event counters among them, on a fresh
@@ -80,8 +82,9 @@ func New() *Metrics {
 	r := prometheus.NewRegistry()
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := &Metrics{
-		Registry: r,
-		orgs:     &sync.Map{},
+		Registry:    r,
+		orgs:        &sync.Map{},
+		poisonRules: &poisonRules{},
 		HTTPRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "teammem_http_requests_total", Help: "HTTP requests by route template, method and status code.",
 		}, []string{"route", "method", "code"}),

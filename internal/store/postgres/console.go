@@ -93,3 +93,10 @@ func (db *DB) TeamLastWrites(ctx context.Context, orgID int64) (map[string]teamm
 	}
 	return out, err
 }
+
+// KeysWithPrefix returns up to limit keys of any org with a display prefix.
+func (db *DB) KeysWithPrefix(ctx context.Context, prefix string, limit int) ([]teammem.APIKey, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id
+		WHERE k.prefix = $1 ORDER BY k.created_at, k.id COLLATE "C" LIMIT $2`, prefix, limit)
+	return collect(rows, err, func(r pgx.Row) (teammem.APIKey, error) { return scanKey(r) })
+}

@@ -113,3 +113,30 @@ func testConsoleOverview(t *testing.T, b *bundle) {
 		t.Fatalf("another org sees %+v", last)
 	}
 }
+
+// testKeysWithPrefix finds keys by display prefix across orgs, oldest
+// first and at most limit, and nothing for a prefix no key has.
+func testKeysWithPrefix(t *testing.T, b *bundle) {
+	cs := b.console(t)
+	other := must[teammem.Org](t)(b.store.OrgCreate(b.ctx, teammem.OrgCreateParams{Slug: "other", Name: "Other"}))
+	carol := must[teammem.User](t)(b.store.UserCreate(b.ctx, other.ID, teammem.UserCreateParams{Handle: "carol", Role: teammem.RoleMember}))
+	mk := func(orgID, userID int64, name, prefix string) teammem.APIKey {
+		t.Helper()
+		return must[teammem.APIKey](t)(b.store.KeyCreate(b.ctx, orgID, teammem.KeyCreateParams{UserID: userID, Name: name, Prefix: prefix,
+			Hash: hashOf(name)}))
+	}
+	first := mk(b.org.ID, b.owner.ID, "first", "samepfx1")
+	second := mk(other.ID, carol.ID, "second", "samepfx1")
+	mk(b.org.ID, b.member.ID, "unrelated", "otherpfx")
+	got := must[[]teammem.APIKey](t)(cs.KeysWithPrefix(b.ctx, "samepfx1", 5))
+	if len(got) != 2 || got[0].ID != first.ID || got[1].ID != second.ID || got[0].OrgID != b.org.ID || got[1].OrgID != other.ID ||
+		got[1].UserHandle != "carol" || got[0].Prefix != "samepfx1" {
+		t.Fatalf("KeysWithPrefix = %+v, want the two keys of prefix samepfx1, oldest first", got)
+	}
+	if got := must[[]teammem.APIKey](t)(cs.KeysWithPrefix(b.ctx, "samepfx1", 1)); len(got) != 1 || got[0].ID != first.ID {
+		t.Fatalf("KeysWithPrefix with limit 1 = %+v", got)
+	}
+	if got := must[[]teammem.APIKey](t)(cs.KeysWithPrefix(b.ctx, "nosuchpf", 5)); len(got) != 0 {
+		t.Fatalf("KeysWithPrefix of an unknown prefix = %+v", got)
+	}
+}

@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryStores":        testMemoryStores,
 		"ConsoleSessions":     testConsoleSessions,
+		"KeysWithPrefix":      testKeysWithPrefix,
 		"ConsoleOverview":     testConsoleOverview,
 		"VersionFindings":     testVersionFindings,
 		"Proposals":           testProposals,

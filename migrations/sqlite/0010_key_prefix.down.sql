@@ -1,0 +1,1 @@
+DROP INDEX api_keys_prefix;
