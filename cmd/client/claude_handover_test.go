@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -136,29 +137,15 @@ func TestPrintEnvChangesNothing(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "no teammem proxy is running at 127.0.0.1:1") {
 		t.Fatalf("--print-env without a proxy: exit %d, %s", code, errOut)
 	}
-	cmd := exec.Command(clientBin, "proxy", "--addr", "127.0.0.1:0")
-	cmd.Dir, cmd.Env = m.repo, append(m.env, "TEAMMEM_PROXY_UPSTREAM=http://127.0.0.1:1", "TEAMMEM_PROXY_LOOPBACK_ONLY=1")
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), "proxy listening on ") {
-		if time.Now().After(deadline) {
-			t.Fatalf("teammem proxy did not start:\n%s%s", out.String(), errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	vars := exportsOf(out.String())
+	byProxy, errb := m.startProxyProcess("TEAMMEM_PROXY_UPSTREAM=http://127.0.0.1:1", "TEAMMEM_PROXY_LOOPBACK_ONLY=1")
+	vars := exportsOf(byProxy)
 	proxy, err := url.Parse(vars["HTTPS_PROXY"])
 	if err != nil || proxy.User == nil || proxy.User.Username() != "teammem" {
 		t.Fatalf("HTTPS_PROXY %q carries no credentials", vars["HTTPS_PROXY"])
 	}
 	printed := m.must("claude", "--print-env", "--proxy-addr", proxy.Host)
 	if exportsOf(printed)["HTTPS_PROXY"] != vars["HTTPS_PROXY"] {
-		t.Fatalf("--print-env prints another proxy URL:\n%s\nthan teammem proxy:\n%s", printed, out.String())
+		t.Fatalf("--print-env prints another proxy URL:\n%s\nthan teammem proxy:\n%s", printed, byProxy)
 	}
 	unchanged("teammem proxy and --print-env")
 
@@ -196,6 +183,29 @@ func TestPrintEnvChangesNothing(t *testing.T) {
 		res.Body.Close()
 		t.Fatalf("a call without the credentials got %d", res.StatusCode)
 	}
+}
+
+// startProxyProcess runs `teammem proxy --addr 127.0.0.1:0` in the
+// machine's clone until the test ends and returns what it printed (the
+// export lines) once it listens, and its stderr.
+func (m *machine) startProxyProcess(extraEnv ...string) (string, *syncBuffer) {
+	m.t.Helper()
+	cmd := exec.Command(clientBin, "proxy", "--addr", "127.0.0.1:0")
+	cmd.Dir, cmd.Env = m.repo, append(slices.Clone(m.env), extraEnv...)
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	m.t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), "proxy listening on ") {
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			m.t.Fatalf("teammem proxy did not start:\n%s%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return out.String(), &errb
 }
 
 // exportsOf reads sh export lines.
