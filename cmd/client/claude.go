@@ -216,7 +216,7 @@ func (a *app) claudeCmd() *cobra.Command {
 				return err
 			}
 			if printEnv {
-				secret, err := a.runningProxySecret(proxyAddr)
+				secret, err := a.runningProxySecret(proxyAddr, o.legacy)
 				if err != nil {
 					return err
 				}

@@ -147,6 +147,9 @@ func TestPrintEnvChangesNothing(t *testing.T) {
 	if exportsOf(printed)["HTTPS_PROXY"] != vars["HTTPS_PROXY"] {
 		t.Fatalf("--print-env prints another proxy URL:\n%s\nthan teammem proxy:\n%s", printed, byProxy)
 	}
+	if _, errOut, code := m.run("claude", "--print-env", "--legacy", "--proxy-addr", proxy.Host); code != 2 || !strings.Contains(errOut, "without --legacy") {
+		t.Fatalf("--print-env --legacy for a proxy without it: exit %d, %s", code, errOut)
+	}
 	unchanged("teammem proxy and --print-env")
 
 	// A session uses the proxy: the hand-over happens now, before the call.
@@ -190,7 +193,13 @@ func TestPrintEnvChangesNothing(t *testing.T) {
 // export lines) once it listens, and its stderr.
 func (m *machine) startProxyProcess(extraEnv ...string) (string, *syncBuffer) {
 	m.t.Helper()
-	cmd := exec.Command(clientBin, "proxy", "--addr", "127.0.0.1:0")
+	return m.startProxyProcessArgs(nil, extraEnv...)
+}
+
+// startProxyProcessArgs is startProxyProcess with more flags.
+func (m *machine) startProxyProcessArgs(flags []string, extraEnv ...string) (string, *syncBuffer) {
+	m.t.Helper()
+	cmd := exec.Command(clientBin, append([]string{"proxy", "--addr", "127.0.0.1:0"}, flags...)...)
 	cmd.Dir, cmd.Env = m.repo, append(slices.Clone(m.env), extraEnv...)
 	var out, errb syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -255,5 +264,74 @@ func TestStatusNoSyncAdviceForNativeScopes(t *testing.T) {
 		if (s.Native != "") != (s.Scope == "team") {
 			t.Fatalf("status --json native of %s: %q", s.Scope, s.Native)
 		}
+	}
+}
+
+// TestProxyLegacyOnlyUnderTheSecret: the built teammem proxy serves the
+// legacy endpoint only with --legacy and only under the secret it printed
+// in TEAM_MEMORY_SYNC_URL; a plain request to the port (the curl
+// read team memory and a PUT wrote) gets no key.
+func TestProxyLegacyOnlyUnderTheSecret(t *testing.T) {
+	srv := startServer(t)
+	const remote = "git@github.com:acme/legacyproxy.git"
+	m := newMachine(t, srv, remote)
+	m.write(m.memDir(), "team/t.md", "team memory\n")
+	m.must("sync")
+	if err := os.RemoveAll(filepath.Join(m.memDir(), "team")); err != nil {
+		t.Fatal(err) // no stray files: teammem proxy starts without --migrate
+	}
+	get := func(u string, hdr ...string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest("GET", u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		if len(hdr) > 1 && hdr[0] == "Host" {
+			req.Host = hdr[1]
+		}
+		res, err := (&http.Transport{Proxy: nil}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	const q = "/api/claude_code/team_memory?repo=acme%2Flegacyproxy"
+
+	plain, _ := m.startProxyProcess()
+	u, _ := url.Parse(exportsOf(plain)["HTTPS_PROXY"])
+	if _, ok := exportsOf(plain)["TEAM_MEMORY_SYNC_URL"]; ok {
+		t.Fatal("TEAM_MEMORY_SYNC_URL printed without --legacy")
+	}
+	if status, body := get("http://" + u.Host + q); status != 404 {
+		t.Fatalf("without --legacy: %d %s", status, body)
+	}
+
+	out, _ := m.startProxyProcessArgs([]string{"--legacy"})
+	base := exportsOf(out)["TEAM_MEMORY_SYNC_URL"]
+	lu, err := url.Parse(base)
+	if err != nil || len(strings.Trim(lu.Path, "/")) < 32 {
+		t.Fatalf("TEAM_MEMORY_SYNC_URL %q has no secret prefix", base)
+	}
+	for _, tc := range []struct {
+		url  string
+		hdr  []string
+		want int
+	}{
+		{"http://" + lu.Host + q, nil, 403},
+		{base + q, []string{"Host", "attacker.example"}, 403},
+		{base + q, []string{"Origin", "http://attacker.example"}, 403},
+		{base + "/api/claude_code/team_memory/%2e%2e/%2e%2e/%2e%2e/v1/me", nil, 400},
+	} {
+		if status, body := get(tc.url, tc.hdr...); status != tc.want || strings.Contains(body, "team memory") {
+			t.Fatalf("%s %v: %d %s, want %d", tc.url, tc.hdr, status, body, tc.want)
+		}
+	}
+	if status, body := get(base + q); status != 200 || !strings.Contains(body, "team memory") {
+		t.Fatalf("under the secret: %d %s", status, body)
 	}
 }

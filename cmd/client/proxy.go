@@ -42,7 +42,7 @@ func (a *app) proxyCmd() *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			run, err := a.writeProxyRun(bound.String(), secret)
+			run, err := a.writeProxyRun(proxyRun{Addr: bound.String(), Secret: secret, PID: os.Getpid(), Legacy: o.legacy})
 			if err != nil {
 				return err
 			}
@@ -67,6 +67,7 @@ type proxyRun struct {
 	Addr   string `json:"addr"`
 	Secret string `json:"secret"`
 	PID    int    `json:"pid"`
+	Legacy bool   `json:"legacy"` // started with --legacy
 }
 
 // proxyRunPath is the run file of a proxy listening on addr.
@@ -80,15 +81,15 @@ func (a *app) proxyRunPath(addr string) (string, error) {
 }
 
 // writeProxyRun records a running proxy and returns the file's path.
-func (a *app) writeProxyRun(addr, secret string) (string, error) {
-	p, err := a.proxyRunPath(addr)
+func (a *app) writeProxyRun(run proxyRun) (string, error) {
+	p, err := a.proxyRunPath(run.Addr)
 	if err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(proxyRun{Addr: addr, Secret: secret, PID: os.Getpid()})
+	b, err := json.Marshal(run)
 	if err != nil {
 		return "", err
 	}
@@ -100,8 +101,9 @@ func (a *app) writeProxyRun(addr, secret string) (string, error) {
 }
 
 // runningProxySecret returns the secret of the teammem proxy running at
-// addr, from its run file, after checking that something listens there.
-func (a *app) runningProxySecret(addr string) (string, error) {
+// addr, from its run file, after checking that something listens there
+// and, when legacy is asked for, that the proxy serves it.
+func (a *app) runningProxySecret(addr string, legacy bool) (string, error) {
 	p, err := a.proxyRunPath(addr)
 	if err != nil {
 		return "", err
@@ -123,5 +125,8 @@ func (a *app) runningProxySecret(addr string) (string, error) {
 		return "", notRunning
 	}
 	c.Close()
+	if legacy && !run.Legacy {
+		return "", &usageError{fmt.Errorf("the teammem proxy at %s was started without --legacy: it serves no TEAM_MEMORY_SYNC_URL", addr)}
+	}
 	return run.Secret, nil
 }
