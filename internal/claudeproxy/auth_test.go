@@ -156,6 +156,13 @@ func TestLegacyServedOnlyWithFlagAndSecret(t *testing.T) {
 			t.Fatalf("Host %s: %d %s; teammem got %s with %q", host, res.StatusCode, body, p, h.Get("Authorization"))
 		}
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.routed {
+		if r.Via != "legacy" || strings.Contains(r.String(), testSecret) {
+			t.Fatalf("routed log %v: want via legacy, without the secret", r)
+		}
+	}
 }
 
 // TestDotSegmentsRefusedNeverForwarded: a path with "." or ".." segments,

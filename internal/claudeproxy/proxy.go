@@ -26,7 +26,6 @@
 package claudeproxy
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -164,6 +163,9 @@ func New(cfg Config) (*Proxy, error) {
 		FlushInterval: -1, // SSE and every other stream flow as they come
 		ErrorLog:      log.New(io.Discard, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client went away: nobody to tell
+			}
 			p.fail(w, r, "upstream", fmt.Sprintf("cannot reach %s: %s", up.Host, cause(err)))
 		},
 	}
@@ -178,6 +180,9 @@ func New(cfg Config) (*Proxy, error) {
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			p.logRouted(r, http.StatusBadGateway)
+			if r.Context().Err() != nil {
+				return
+			}
 			p.fail(w, r, "teammem", fmt.Sprintf("cannot reach the teammem server %s: %s", server.Host, cause(err)))
 		},
 	}
@@ -398,54 +403,6 @@ func withVia(ctx context.Context, via string) context.Context {
 	return context.WithValue(ctx, viaKey{}, via)
 }
 
-// fail answers a request the proxy itself could not complete with 502.
-func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, kind, msg string) {
-	p.failStatus(w, http.StatusBadGateway, kind, msg)
-}
-
-// failStatus answers one of the proxy's own failures in Anthropic's error
-// envelope, which Claude Code shows, with x-should-retry: false so that
-// the SDK fails at once instead of retrying for minutes, and tells Warn
-// once per kind.
-func (p *Proxy) failStatus(w http.ResponseWriter, status int, kind, msg string) {
-	msg = "teammem proxy: " + msg
-	p.warn(kind, msg)
-	w.Header().Set("X-Should-Retry", "false")
-	writeError(w, status, "api_error", msg)
-}
-
-// warn tells Warn of msg the first time a failure of kind happens.
-func (p *Proxy) warn(kind, msg string) {
-	if p.cfg.Warn == nil {
-		return
-	}
-	p.warnMu.Lock()
-	first := !p.warned[kind]
-	p.warned[kind] = true
-	p.warnMu.Unlock()
-	if first {
-		p.cfg.Warn(msg)
-	}
-}
-
-// cause is the innermost useful part of a transport error, without the
-// request URL (which may carry a query).
-func cause(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "timed out"
-	}
-	return oneLine(err.Error())
-}
-
-func oneLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return s
-}
-
 // InterceptHosts returns the hosts a proxy with these configured hosts
 // terminates (nil: api.anthropic.com), lower-cased; LoadCA constrains the
 // CA to the same names.
@@ -458,14 +415,6 @@ func InterceptHosts(hosts []string) []string {
 		out[i] = strings.ToLower(h)
 	}
 	return out
-}
-
-// writeError answers in Anthropic's error envelope, which both the CLI and
-// the SDKs parse.
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`+"\n", typ, msg)
 }
 
 // connect terminates CONNECT to an intercepted host and tunnels the rest.
@@ -519,77 +468,3 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		tc.Close()
 	}
 }
-
-// tunnel copies bytes both ways until either side closes.
-func (p *Proxy) tunnel(client, upstream net.Conn) {
-	p.tunnels.Add(1)
-	go func() {
-		defer p.tunnels.Done()
-		done := make(chan struct{}, 2)
-		cp := func(dst, src net.Conn) {
-			io.Copy(dst, src) //nolint:errcheck // either side closing ends the tunnel
-			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-				cw.CloseWrite() //nolint:errcheck
-			}
-			done <- struct{}{}
-		}
-		go cp(upstream, client)
-		go cp(client, upstream)
-		<-done
-		<-done
-		client.Close()
-		upstream.Close()
-	}()
-}
-
-// bufferedConn reads what the HTTP server buffered before the hijack first.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
-
-// CloseWrite half-closes the underlying TCP connection when it can.
-func (c *bufferedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
-
-// connListener hands terminated CONNECT connections to the inner server.
-type connListener struct {
-	ch     chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newConnListener() *connListener {
-	return &connListener{ch: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-func (l *connListener) push(c net.Conn) bool {
-	select {
-	case l.ch <- c:
-		return true
-	case <-l.closed:
-		return false
-	}
-}
-
-func (l *connListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *connListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *connListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
