@@ -16,8 +16,9 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, kind, msg string) {
 
 // failStatus answers one of the proxy's own failures in Anthropic's error
 // envelope, which Claude Code shows, with x-should-retry: false so that
-// the SDK fails at once instead of retrying for minutes, and tells Warn
-// once per kind.
+// Claude Code gives up within seconds instead of retrying silently for
+// minutes (2.1.332 does both, with and without it), and tells Warn once
+// per kind.
 func (p *Proxy) failStatus(w http.ResponseWriter, status int, kind, msg string) {
 	msg = "teammem proxy: " + msg
 	p.warn(kind, msg)
