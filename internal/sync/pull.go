@@ -120,6 +120,7 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 			rep.RemovedLocal = append(rep.RemovedLocal, c.Key)
 		}
 		delete(ss.Base, c.Key)
+		ss.sawDeleted(c.Key, c.Version)
 		return e.States.DropBase(scope, c.Key)
 	}
 	remote := *c.Content
@@ -151,6 +152,6 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 	if merged {
 		e.merged(ss, rep, c.Key, next, overlap)
 	}
-	ss.Base[c.Key] = c.Checksum
+	ss.synced(c.Key, c.Checksum)
 	return e.States.SetBase(scope, c.Key, remote)
 }

@@ -28,6 +28,11 @@ const (
 	// SkipHeldForReview is a file the server holds as a proposal for an
 	// admin's review (Detail names it): kept local, not sent again.
 	SkipHeldForReview SkipKind = "held_for_review"
+	// SkipStaleCopy is a local file the server refused as a stale copy:
+	// exactly the content a deletion this machine never saw removed. It
+	// stays here (a push never deletes), reported on every push until it
+	// changes or goes.
+	SkipStaleCopy SkipKind = "stale_copy"
 	// SkipLeftAlone is a synced file inside a directory another sync owns
 	// (Claude Code's own memory stores): neither read nor written; Detail
 	// says which directory and why.
@@ -72,6 +77,9 @@ func (s Skip) Message() string {
 		return "not written: " + s.Detail
 	case SkipNoContent:
 		return "the server sent no content"
+	case SkipStaleCopy:
+		return "refused as a stale copy: deleted on the server with exactly this content, by a deletion this machine did not sync; " +
+			"the file stays here (delete it to agree, or edit it to write it again)"
 	case SkipLeftAlone:
 		return s.Detail
 	case SkipHeldForReview:

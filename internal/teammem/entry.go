@@ -50,6 +50,9 @@ type EntryChange struct {
 	// Checksum is Content's checksum when the planner knew it already
 	// (ApplyChanges computes it when empty).
 	Checksum string
+	// Recreates is the upsert's Upsert.Recreates, kept so that a held
+	// write's proposal re-creates the key when approved.
+	Recreates int64
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame
