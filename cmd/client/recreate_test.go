@@ -149,9 +149,10 @@ func TestPushNeverDeletes(t *testing.T) {
 	}
 }
 
-// TestHeldMassDeleteNeverUpToDate holds deletions on both sides: the sync
-// line never says "up to date" or "run sync again"; it names how many
-// deletions are held, which files, and the flag that lets them go.
+// TestHeldMassDeleteNeverUpToDate holds deletions on both sides: the team
+// scope's lines never say "up to date" or "run sync again"; they name how
+// many deletions are held, which files, and the flag that lets them go.
+// Status names the flag too, not a plain sync.
 func TestHeldMassDeleteNeverUpToDate(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
@@ -164,6 +165,7 @@ func TestHeldMassDeleteNeverUpToDate(t *testing.T) {
 	removeNotes(t, A, 60)
 	check := func(out string) {
 		t.Helper()
+		out, _, _ = strings.Cut(out, "\npersonal: ") // the personal scope is up to date
 		for _, bad := range []string{"up to date", "run sync again"} {
 			if strings.Contains(out, bad) {
 				t.Errorf("output with held deletions says %q:\n%s", bad, out)
@@ -175,6 +177,11 @@ func TestHeldMassDeleteNeverUpToDate(t *testing.T) {
 	}
 	check(a.must("sync"))
 	check(a.must("push"))
+	st := a.must("status")
+	contains(t, st, "deletions are held (run teammem sync --allow-mass-delete)")
+	if strings.Contains(st, "(run teammem sync)") {
+		t.Errorf("status advises a plain sync with deletions held:\n%s", st)
+	}
 	a.must("sync", "--allow-mass-delete")
 	check(b.must("sync"))
 	check(b.must("pull"))

@@ -223,6 +223,15 @@ func (a *app) printReport(res scopeResult) {
 		if summary != "" {
 			fmt.Fprintf(w, "  done before that: %s\n", summary)
 		}
+	} else if n := rep.HeldDeletes(); n > 0 {
+		// Never "up to date" nor "sync again": another plain sync holds
+		// them again. Say what lets them go.
+		done := ""
+		if summary != "" {
+			done = summary + "; "
+		}
+		fmt.Fprintf(w, "%s: %s%d deletions held by the mass-delete guard; version %d; run %s to let them go\n",
+			rep.Scope, done, n, rep.Version, memsync.ReleaseDeletes)
 	} else {
 		check := "checksum matches the server"
 		if !rep.Verified {
