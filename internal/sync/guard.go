@@ -63,8 +63,8 @@ func (e *Engine) guardPushedDeletes(ss *ScopeState, p *pushPlan, rep *Report) {
 
 // Notices returns the lines a person must see about a sync beyond its
 // counts: a reconciled server, deletions the guard held (how many, which,
-// and the flag that lets them go), merges that kept both sides of an
-// overlapping edit. Every front end (sync, watch, hooks) prints them.
+// and the flag that lets them go), files the server holds for review,
+// merges that kept both sides of an overlapping edit. Every front end (sync, watch, hooks) prints them.
 func (r *Report) Notices() []string {
 	var out []string
 	if r.Reset != "" {
@@ -77,6 +77,10 @@ func (r *Report) Notices() []string {
 	if n := len(r.HeldRemoteDeletes); n > 0 {
 		out = append(out, fmt.Sprintf("held %d local deletions: more than the mass-delete guard allows (%d); the files stay on the server until you run %s: %s",
 			n, r.DeleteLimit, ReleaseDeletes, KeyList(r.HeldRemoteDeletes)))
+	}
+	if len(r.HeldForReview) > 0 {
+		out = append(out, "held for review by the server (an admin decides; the files stay here and are not sent again until they change): "+
+			KeyList(r.HeldForReview))
 	}
 	for _, k := range r.Overlapped {
 		out = append(out, "merged with overlap: review "+k+" (both sides changed the same lines; both were kept)")

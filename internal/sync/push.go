@@ -136,6 +136,12 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 			return nil
 		}
 		res, err := e.Client.Batch(ctx, scope, upserts, deletes)
+		if refused := refusedUpserts(err, upserts); len(refused) > 0 {
+			// Each such round drops at least one file: it ends.
+			rep.Skipped = append(rep.Skipped, refused...)
+			upserts, round = withoutKeys(upserts, refused), round-1
+			continue
+		}
 		var ce *ConflictError
 		if errors.As(err, &ce) && round < maxConflictRounds {
 			if upserts, deletes, err = e.resolve(scope, ss, rep, ce.Conflicts, upserts, deletes, local); err != nil {
@@ -145,7 +151,7 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 		}
 		var held *HeldError
 		if errors.As(err, &held) {
-			e.held(ss, rep, held.Proposal, upserts, deletes)
+			e.held(ss, rep, held.Proposal, heldSkips(rep, res, upserts), deletes)
 			return nil
 		}
 		if err != nil {
