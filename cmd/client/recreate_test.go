@@ -19,6 +19,7 @@ type pushReport struct {
 		HeldRemoteDeletes []string `json:"held_remote_deletes"`
 		HeldLocalDeletes  []string `json:"held_local_deletes"`
 		Overlapped        []string `json:"overlapped"`
+		PulledOverlaps    []string `json:"pulled_overlaps"`
 		Skipped           []struct {
 			Key    string `json:"key"`
 			Kind   string `json:"kind"`
@@ -185,4 +186,39 @@ func TestHeldMassDeleteNeverUpToDate(t *testing.T) {
 	a.must("sync", "--allow-mass-delete")
 	check(b.must("sync"))
 	check(b.must("pull"))
+}
+
+// TestPulledOverlapNamed edits the same line on two machines: the machine
+// that merges says so (as before), and so does every machine that pulls
+// that merge, in its output (human and --json) and its status, until the
+// file is edited again.
+func TestPulledOverlapNamed(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t)
+	a := newMachine(t, srv, "git@github.com:acme/widgets.git")
+	b := newMachine(t, srv, "https://github.com/acme/widgets")
+	c := newMachine(t, srv, "https://github.com/acme/widgets.git")
+	A, B := a.memDir(), b.memDir()
+	a.write(A, "team/build.md", "run make\n")
+	a.must("sync")
+	b.must("sync")
+	a.write(A, "team/build.md", "run make all\n")
+	b.write(B, "team/build.md", "run make test\n")
+	a.must("sync")
+	contains(t, b.must("sync"), "merged with overlap: review build.md")
+
+	rep := decodeReport(t, a.must("pull", "--json"))
+	if s := rep.Scopes[0]; !slices.Equal(s.Overlapped, []string{"build.md"}) || !slices.Equal(s.PulledOverlaps, []string{"build.md"}) {
+		t.Fatalf("a's pull --json %+v, want build.md overlapped", s)
+	}
+	contains(t, a.must("status"), "merged with overlap: review build.md")
+	contains(t, c.must("sync"), "pulled a merge with overlap: review build.md")
+	contains(t, c.must("status"), "merged with overlap: review build.md")
+
+	// Reviewed and edited on a: the flag goes with the next write.
+	a.write(A, "team/build.md", "run make all test\n")
+	a.must("push")
+	if out := c.must("sync"); strings.Contains(out, "overlap") {
+		t.Fatalf("a plain edit still reads as an overlapping merge:\n%s", out)
+	}
 }

@@ -83,6 +83,10 @@ func (r *Report) Notices() []string {
 			KeyList(r.HeldForReview))
 	}
 	for _, k := range r.Overlapped {
+		if slices.Contains(r.PulledOverlaps, k) {
+			out = append(out, "pulled a merge with overlap: review "+k+" (another machine merged edits of the same lines and kept both)")
+			continue
+		}
 		out = append(out, "merged with overlap: review "+k+" (both sides changed the same lines; both were kept)")
 	}
 	return out

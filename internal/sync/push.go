@@ -26,10 +26,13 @@ type pushPlan struct {
 
 // planPush compares the local files with the synced bases. It is pure: files
 // that were skipped (too big, symlinks, secrets) are present but not sent,
-// so they are never mistaken for deletions. A new file under a key this
-// machine saw deleted (deleted, the version of each such deletion) names
-// that deletion, so the server takes it for the re-creation it is.
-func planPush(files []memdir.File, present map[string]bool, base map[string]string, deleted map[string]int64) pushPlan {
+// so they are never mistaken for deletions. It reads ss and changes
+// nothing. A new file under a key this machine saw deleted (ss.Deleted)
+// names that deletion, so the server takes it for the re-creation it is;
+// a file just merged with overlap, unchanged since (ss.Overlaps), says so,
+// so that the machines pulling it hear of it too.
+func planPush(files []memdir.File, present map[string]bool, ss *ScopeState) pushPlan {
+	base := ss.Base
 	p := pushPlan{content: map[string]string{}}
 	for _, f := range files {
 		p.content[f.Key] = string(f.Content)
@@ -37,9 +40,9 @@ func planPush(files []memdir.File, present map[string]bool, base map[string]stri
 			continue
 		}
 		b := base[f.Key] // "" for a new file: create-only
-		u := BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b}
+		u := BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b, Overlap: ss.Overlaps[f.Key] == f.Checksum}
 		if b == "" {
-			u.Recreates = deleted[f.Key]
+			u.Recreates = ss.Deleted[f.Key]
 		}
 		p.upserts = append(p.upserts, u)
 	}
@@ -108,7 +111,7 @@ func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 		}
 		clean = append(clean, f)
 	}
-	plan := planPush(clean, present, ss.Base, ss.Deleted)
+	plan := planPush(clean, present, ss)
 	skipHeld(ss, &plan, rep)
 	e.guardPushedDeletes(ss, &plan, rep)
 	if len(plan.upserts)+len(plan.deletes) == 0 {
@@ -270,7 +273,7 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 			continue // the server already has exactly this
 		}
 		sum := c.Checksum
-		nextUp = append(nextUp, BatchUpsert{Key: u.Key, Content: merged, Base: &sum})
+		nextUp = append(nextUp, BatchUpsert{Key: u.Key, Content: merged, Base: &sum, Overlap: overlap || u.Overlap})
 	}
 	var nextDel []BatchDelete
 	for _, d := range deletes {

@@ -45,6 +45,11 @@ type Upsert struct {
 	// copy (see Plan's tombstone rule). Any other tombstone (a deletion the
 	// writer never saw) keeps the rule.
 	Recreates int64
+	// Overlap says the content is a merge that kept both sides of an
+	// overlapping edit (the writer merged it): stored with the entry and
+	// carried by the change feed, so that every machine pulling it can
+	// name the file for review.
+	Overlap bool
 }
 
 // Delete removes one entry, leaving a tombstone. Base works as for Upsert.
@@ -220,7 +225,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 				continue
 			}
 		}
-		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID, Checksum: sum, Recreates: u.Recreates}
+		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID, Checksum: sum, Recreates: u.Recreates, Overlap: u.Overlap}
 		if in.Poison != nil {
 			// Only content the secret scan passed is checked, so an
 			// excerpt never shows a secret the scanner knows of.

@@ -35,6 +35,12 @@ type BatchUpsert struct {
 	// and lists it in SkippedTombstoned. A server that predates the field
 	// ignores it (and skips the upsert as a stale copy).
 	Recreates int64 `json:"recreates,omitempty"`
+	// Overlap says the content is the writer's merge of concurrent edits
+	// that kept both sides of an overlapping change (both sides' lines, no
+	// markers): the server keeps the flag with the entry and every change
+	// list carries it (Change.Overlap), so each machine that pulls the merge
+	// can ask for a review too. Any later write clears it.
+	Overlap bool `json:"overlap,omitempty"`
 
 	// missingContent records that a decoded upsert had no content (or a
 	// null one), which the server refuses; an upsert built in code always
@@ -52,11 +58,12 @@ func (u *BatchUpsert) UnmarshalJSON(b []byte) error {
 		Content   *string `json:"content"`
 		Base      *string `json:"base"`
 		Recreates int64   `json:"recreates"`
+		Overlap   bool    `json:"overlap"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*u = BatchUpsert{Key: raw.Key, Base: raw.Base, Recreates: raw.Recreates, missingContent: raw.Content == nil}
+	*u = BatchUpsert{Key: raw.Key, Base: raw.Base, Recreates: raw.Recreates, Overlap: raw.Overlap, missingContent: raw.Content == nil}
 	if raw.Content != nil {
 		u.Content = *raw.Content
 	}
