@@ -64,7 +64,9 @@ func (e *Engine) guardPushedDeletes(ss *ScopeState, p *pushPlan, rep *Report) {
 // Notices returns the lines a person must see about a sync beyond its
 // counts: a reconciled server, deletions the guard held (how many, which,
 // and the flag that lets them go), files the server holds for review,
-// merges that kept both sides of an overlapping edit. Every front end (sync, watch, hooks) prints them.
+// merges that kept both sides of an overlapping edit (here, or on the
+// machine a pulled merge came from). Every front end (sync, watch, hooks)
+// prints them.
 func (r *Report) Notices() []string {
 	var out []string
 	if r.Reset != "" {
