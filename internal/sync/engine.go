@@ -238,6 +238,7 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 	rep := &Report{Scope: scope}
 	err = e.run(ctx, scope, ss, rep, pull, push)
 	e.pruneOverlaps(scope, ss)
+	ss.pruneDeleted()
 	if err != nil {
 		ss.LastError = err.Error()
 	} else {

@@ -1,6 +1,7 @@
 package memsync
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -70,6 +72,26 @@ type ScopeState struct {
 func (ss *ScopeState) sawDeleted(key string, v int64) {
 	if v > 0 {
 		ss.Deleted[key] = v
+	}
+}
+
+// maxRememberedDeletes bounds ScopeState.Deleted. A deletion forgotten
+// past it costs only this: writing that file again with exactly the
+// deleted content is refused as a stale copy (reported; the file stays).
+const maxRememberedDeletes = 10_000
+
+// pruneDeleted keeps the newest maxRememberedDeletes deletions.
+func (ss *ScopeState) pruneDeleted() {
+	if len(ss.Deleted) <= maxRememberedDeletes {
+		return
+	}
+	keys := make([]string, 0, len(ss.Deleted))
+	for k := range ss.Deleted {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(ss.Deleted[b], ss.Deleted[a]) })
+	for _, k := range keys[maxRememberedDeletes:] {
+		delete(ss.Deleted, k)
 	}
 }
 
