@@ -270,6 +270,10 @@ func reportParts(rep *memsync.Report) []string {
 	add(rep.DeletedRemote, "deleted on the server")
 	add(rep.Merged, "merged")
 	add(rep.HeldForReview, "held for review")
+	if n := len(rep.Skipped); n > 0 {
+		// Never "up to date" while a file was left out: each is named below.
+		parts = append(parts, fmt.Sprintf("%d skipped", n))
+	}
 	return parts
 }
 
