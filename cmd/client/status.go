@@ -212,6 +212,8 @@ func (a *app) printStatus(o statusOutput) {
 			fmt.Fprintf(w, "  checksum    unknown (the server check failed)\n")
 		case *s.InSync:
 			fmt.Fprintf(w, "  checksum    matches the server\n")
+		case len(s.HeldLocalDeletes)+len(s.HeldRemoteDeletes) > 0:
+			fmt.Fprintf(w, "  checksum    differs from the server: deletions are held (run %s)\n", memsync.ReleaseDeletes)
 		default:
 			fmt.Fprintf(w, "  checksum    differs from the server (run teammem sync)\n")
 		}

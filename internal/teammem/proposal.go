@@ -72,6 +72,9 @@ type ProposedChange struct {
 	Op      Op     `json:"op"`
 	Content string `json:"content,omitempty"`
 	Base    string `json:"base"`
+	// Recreates is the deletion a re-creation names (Upsert.Recreates);
+	// 0 for any other change.
+	Recreates int64 `json:"recreates,omitempty"`
 }
 
 // Request is the write that applies the proposal: every change carries its
@@ -83,7 +86,7 @@ func (p Proposal) Request() WriteRequest {
 		if c.Op == OpDelete {
 			req.Deletes = append(req.Deletes, Delete{Key: c.Key, Base: &base})
 		} else {
-			req.Upserts = append(req.Upserts, Upsert{Key: c.Key, Content: c.Content, Base: &base})
+			req.Upserts = append(req.Upserts, Upsert{Key: c.Key, Content: c.Content, Base: &base, Recreates: c.Recreates})
 		}
 	}
 	return req

@@ -171,12 +171,12 @@ func (w *writeTx) PutEntry(_ context.Context, c teammem.EntryChange, h teammem.E
 	if c.Op != teammem.OpDelete {
 		content = &c.Content
 	}
-	w.queue("write entry "+strconvQuote(c.Key), `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	w.queue("write entry "+strconvQuote(c.Key), `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id, overlap)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 			ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 				version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-				client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id`,
-		next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt, h.MemoryID)
+				client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap`,
+		next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt, h.MemoryID, c.Overlap)
 	w.queue("record version of "+strconvQuote(c.Key), `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
 				memory_id, api_key_id, api, session_id, findings)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,

@@ -79,11 +79,11 @@ const (
 	lockSpaceSQL = `SELECT ` + spaceColumns + `, EXISTS (SELECT 1 FROM memory_stores m
 		WHERE m.space_id = spaces.id AND m.archived_at IS NOT NULL) FROM spaces WHERE org_id = ? AND id = ?`
 	currentContentSQL = `SELECT content FROM entries WHERE space_id = ? AND key = ? AND deleted = 0`
-	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id, overlap)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id`
+			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap`
 	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
 			memory_id, api_key_id, api, session_id, findings)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -177,7 +177,7 @@ func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem
 	author := sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
 	at := micros(head.UpdatedAt)
 	if _, err := w.stmt(ctx, upsertEntrySQL).ExecContext(ctx,
-		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at, h.MemoryID); err != nil {
+		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at, h.MemoryID, c.Overlap); err != nil {
 		return interpret(err)
 	}
 	_, err := w.stmt(ctx, insertVersionSQL).ExecContext(ctx,
