@@ -209,7 +209,9 @@ func TestErasedBytesLeaveTheTableFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitScrub(t, db)
-	if held, ok := any(db).(interface{ ScrubHeld() map[string]time.Duration }); ok {
+	if held, ok := any(db).(interface {
+		ScrubHeld() map[string]time.Duration
+	}); ok {
 		t.Logf("rewrites held their locks for %v", held.ScrubHeld())
 	}
 	if got := filesHolding(t, conn, markers...); len(got) > 0 {
