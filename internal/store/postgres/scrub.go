@@ -30,7 +30,10 @@ import (
 //   - the scrubber runs in the background, one table at a time, and never
 //     in a request: the erasure is answered once it commits;
 //   - erasures coalesce: a table is rewritten once for all the erasures
-//     asked for before its rewrite began, at most once per scrubPace;
+//     asked for before its rewrite began; after a pass the scrubber rests
+//     scrubPace, or scrubRest times as long as the pass held its locks if
+//     that is longer, so rewrites hold a table at most about 1/scrubRest
+//     of the time however fast erasures come;
 //   - each rewrite waits at most scrubLockTimeout for its lock (lock_timeout),
 //     so it never queues for long behind a slow reader, which would make
 //     every later query of the table queue behind it; it retries later,
@@ -42,6 +45,7 @@ import (
 const (
 	scrubLockTimeout = 200 * time.Millisecond
 	scrubPace        = time.Second
+	scrubRest        = 20
 	scrubRetryMin    = 100 * time.Millisecond
 	scrubRetryMax    = 30 * time.Second
 )
@@ -137,9 +141,10 @@ func (s *scrubber) loop(db *DB) {
 			if due == nil {
 				break
 			}
+			start := time.Now()
 			left := db.scrubPass(context.Background(), due)
 			s.requeue(left)
-			wait := scrubPace
+			wait := max(scrubPace, scrubRest*time.Since(start))
 			if len(left) > 0 {
 				wait, delay = delay, min(2*delay, scrubRetryMax)
 			} else {
