@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/teammem/teammem/internal/teammem"
 )
 
 // Erased bytes leave the table files (issue 21 point 3). An UPDATE or a
@@ -72,6 +71,9 @@ type scrubber struct {
 	// held is how long each table's last rewrite took (its lock held), for
 	// tests and the bench.
 	held map[string]time.Duration
+	// paused holds every rewrite back (tests that need the tables as they
+	// are: export_test.go).
+	paused atomic.Bool
 }
 
 func newScrubber(db *DB) *scrubber {
@@ -136,7 +138,7 @@ func (s *scrubber) loop(db *DB) {
 			return
 		case <-s.wake:
 		}
-		for {
+		for !s.paused.Load() {
 			due := s.next()
 			if due == nil {
 				break
@@ -186,7 +188,9 @@ func (db *DB) ScrubHeld() map[string]time.Duration {
 // committed just before; it never fails (the erasure has committed).
 func (db *DB) scrubAfterErase(ctx context.Context, tables ...string) {
 	var at time.Time
-	if err := db.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&at); err != nil {
+	// Simple protocol: the scrubber's statements stay out of the
+	// connections' statement caches.
+	if err := db.pool.QueryRow(ctx, `SELECT clock_timestamp()`, pgx.QueryExecModeSimpleProtocol).Scan(&at); err != nil {
 		at = time.Now() // the database's clock is the one xact_start uses; this is the best next
 	}
 	db.scrubs.ask(at, tables...)
@@ -222,17 +226,17 @@ func (db *DB) rewrite(ctx context.Context, table string, erased time.Time) error
 	defer conn.Release()
 	var old bool
 	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-		AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start <= $1)`, erased).Scan(&old); err != nil {
+		AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start <= $1)`, pgx.QueryExecModeSimpleProtocol, erased).Scan(&old); err != nil {
 		return err
 	}
 	if old {
 		return errOldSnapshot
 	}
-	if _, err := conn.Exec(ctx, fmt.Sprintf(`SET lock_timeout = %d`, scrubLockTimeout.Milliseconds())); err != nil {
+	if _, err := conn.Exec(ctx, fmt.Sprintf(`SET lock_timeout = %d`, scrubLockTimeout.Milliseconds()), pgx.QueryExecModeSimpleProtocol); err != nil {
 		return err
 	}
 	// A released connection goes back to the pool: reset it in any case.
-	defer conn.Exec(context.WithoutCancel(ctx), `RESET lock_timeout`)
+	defer conn.Exec(context.WithoutCancel(ctx), `RESET lock_timeout`, pgx.QueryExecModeSimpleProtocol)
 	start := time.Now()
 	_, err = conn.Exec(ctx, `VACUUM (FULL) `+pgx.Identifier{table}.Sanitize(), pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
@@ -248,20 +252,14 @@ func (db *DB) rewrite(ctx context.Context, table string, erased time.Time) error
 	return nil
 }
 
-// HistoryScrub asks for the rewrite of entry_versions, where the retention
-// sweep deleted rows, and runs it now, once; EUnavailable when it could
-// not (the scrubber retries by itself).
+// HistoryScrub vacuums entry_versions after the retention sweep, so the
+// space its deletions freed is reused. It does not rewrite the table: the
+// sweep runs every hour, and a rewrite holds the table (every org's
+// history) for as long as it copies it; the aged-out rows' bytes leave the
+// files with the next erasure's rewrite (README, "Erasing history").
 func (db *DB) HistoryScrub(ctx context.Context) error {
-	db.scrubAfterErase(ctx, tableVersions)
-	due := db.scrubs.next()
-	if due == nil {
-		return nil
-	}
-	left := db.scrubPass(ctx, due)
-	db.scrubs.requeue(left)
-	if len(left) > 0 {
-		db.scrubs.ask(time.Time{}) // wake the scrubber for what is left
-		return teammem.Errorf(teammem.EUnavailable, "readers kept the history table from being rewritten, so its files still hold erased bytes; the server retries by itself")
+	if _, err := db.pool.Exec(ctx, `VACUUM entry_versions`, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return fmt.Errorf("vacuum entry_versions: %w", interpret(err))
 	}
 	return nil
 }
