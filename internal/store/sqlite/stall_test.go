@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -16,6 +18,7 @@ import (
 // space.
 type stallEnv struct {
 	ctx      context.Context
+	path     string
 	db       *DB
 	a, b     teammem.Org
 	ua, ub   teammem.User
@@ -24,9 +27,9 @@ type stallEnv struct {
 
 func newStallEnv(t *testing.T) *stallEnv {
 	t.Helper()
-	e := &stallEnv{ctx: context.Background()}
+	e := &stallEnv{ctx: context.Background(), path: filepath.Join(t.TempDir(), "teammem.db")}
 	var err error
-	if e.db, err = Open(e.ctx, filepath.Join(t.TempDir(), "teammem.db")); err != nil {
+	if e.db, err = Open(e.ctx, e.path); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.db.Close() })
@@ -273,5 +276,64 @@ func TestRedactAgainAnsweredAtOnce(t *testing.T) {
 	e.db.turns.release()
 	if err != nil || changed || !v.Redacted() {
 		t.Fatalf("redacting again while another org holds the writer: %+v, changed %v, %v", v, changed, err)
+	}
+}
+
+// holding reports which of the database's files contain m.
+func (e *stallEnv) holding(t *testing.T, m string) []string {
+	t.Helper()
+	var found []string
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		b, err := os.ReadFile(e.path + suffix)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(m)) {
+			found = append(found, "teammem.db"+suffix)
+		}
+	}
+	return found
+}
+
+// TestScrubRetriedAfterReaderEnds: a redaction while a reader holds an
+// older snapshot is answered at once; the reader keeps the WAL from being
+// emptied, so its old frames still hold the bytes, and the scrubber
+// retries in the background until, once the reader ended, no file holds
+// them, with no write or call to prompt it.
+func TestScrubRetriedAfterReaderEnds(t *testing.T) {
+	e := newStallEnv(t)
+	for i := range 5 { // something to export
+		var err error
+		if e.spA, err = e.apply(e.ctx, e.a, e.ua, e.spA, fmt.Sprintf("e%d.md", i), "exported\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := e.holdExport(t)
+	const m = "ERASE-ME-retried-9d2e"
+	sp, err := e.apply(e.ctx, e.a, e.ua, e.spA, "r.md", "leaked "+m+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := sp.Version
+	if sp, err = e.apply(e.ctx, e.a, e.ua, sp, "r.md", "clean\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, changed, err := e.db.VersionRedact(e.ctx, e.a.ID, sp.ID, teammem.VersionRedactParams{Key: "r.md", Version: v, By: e.ua.ID, At: time.Now()}); err != nil || !changed {
+		t.Fatalf("redaction under a held reader: changed %v, %v", changed, err)
+	}
+	if len(e.holding(t, m)) == 0 || !e.db.ScrubPending() {
+		t.Fatal("the reader's snapshot did not keep the bytes in the WAL: this test proves nothing")
+	}
+	release()
+	for deadline := time.Now().Add(30 * time.Second); e.db.ScrubPending(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the scrubber did not finish after the reader ended")
+		}
+	}
+	if got := e.holding(t, m); len(got) > 0 {
+		t.Fatalf("after the reader ended and the scrub finished, the marker is still in %v", got)
+	}
+	if e.db.scrubs.busy.Load() == 0 {
+		t.Error("no scrub attempt was kept from finishing while the reader held its snapshot")
 	}
 }
