@@ -29,7 +29,7 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 		v.Content = ""
 		return v, false, interpret(err)
 	}
-	changed := false
+	changed, proposals, xid := false, 0, uint64(0)
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The same statement as SpaceApply's: the head read below stays the
 		// head until this commits.
@@ -54,7 +54,10 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 			orgID, spaceID, p.Key, p.Version, p.At.UTC().Truncate(time.Microsecond), nullID(p.By)); err != nil {
 			return fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))
 		}
-		if _, err := proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{Key: p.Key, Checksum: v.Checksum}); err != nil {
+		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{Key: p.Key, Checksum: v.Checksum}); err != nil {
+			return err
+		}
+		if xid, err = erasureXID(ctx, tx); err != nil {
 			return err
 		}
 		changed = true
@@ -65,7 +68,7 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 		return v, false, interpret(err)
 	}
 	if changed {
-		db.scrubAfterErase(ctx, scrubTables...)
+		db.scrubAfterErase(xid, erasedTables(proposals)...)
 	}
 	return v, changed, nil
 }
@@ -211,14 +214,20 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 			break
 		}
 	}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		_, err := proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{})
+	// The proposals' transaction comes after every batch's: its id is the
+	// one the rewrites wait past.
+	proposals, xid := 0, uint64(0)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
+		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+			return err
+		}
+		xid, err = erasureXID(ctx, tx)
 		return err
 	})
 	if err != nil {
 		return total, interpret(err)
 	}
-	db.scrubAfterErase(ctx, scrubTables...)
+	db.scrubAfterErase(xid, erasedTables(proposals)...)
 	return total, nil
 }
 

@@ -180,9 +180,10 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 // MemoryStoreDelete deletes an API store: its hidden repo row, which
 // cascades to the space, its entries and versions; then vacuums.
 func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error {
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	proposals, xid := 0, uint64(0)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
 		// The proposals name the store's repo, which goes: erase them first.
-		if _, err := proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
 			return err
 		}
 		tag, err := tx.Exec(ctx, `DELETE FROM repos WHERE org_id = $1 AND store
@@ -193,13 +194,14 @@ func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
 		if tag.RowsAffected() == 0 {
 			return teammem.Errorf(teammem.ENotFound, "not found")
 		}
-		return nil
+		xid, err = erasureXID(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return interpret(err)
 	}
 	db.heads.Drop(spaceID)
-	db.scrubAfterErase(ctx, scrubTables...)
+	db.scrubAfterErase(xid, erasedTables(proposals)...)
 	return nil
 }
 

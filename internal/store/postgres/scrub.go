@@ -37,9 +37,12 @@ import (
 //     so it never queues for long behind a slow reader, which would make
 //     every later query of the table queue behind it; it retries later,
 //     backing off up to scrubRetryMax;
-//   - a rewrite keeps the dead rows an open transaction may still see, so
-//     the scrubber waits until every transaction of the database older
-//     than the erasure has ended.
+//   - a rewrite keeps the dead rows some snapshot may still see (any
+//     snapshot whose xmin is not past the erasure's transaction, however
+//     young the snapshot: an autovacuum ANALYZE that began while an old
+//     transaction ran, say), so the scrubber waits until no session of the
+//     database, no walsender and no replication slot holds an xmin at or
+//     before the erasure's transaction id.
 
 const (
 	scrubLockTimeout = 200 * time.Millisecond
@@ -56,13 +59,21 @@ const (
 	tableProposals = "proposals"
 )
 
-// scrubTables are the tables every erasure of content asks to rewrite.
-var scrubTables = []string{tableEntries, tableVersions, tableProposals}
+// erasedTables returns the tables an erasure of content left bytes in:
+// entries (the content was an entry's once, and is a dead row of it since
+// it was overwritten) and entry_versions, and proposals when it erased
+// some.
+func erasedTables(proposals int) []string {
+	if proposals > 0 {
+		return []string{tableEntries, tableVersions, tableProposals}
+	}
+	return []string{tableEntries, tableVersions}
+}
 
 // scrubber rewrites the tables erasures left old bytes in.
 type scrubber struct {
 	mu      sync.Mutex
-	due     map[string]time.Time // table → the latest erasure's commit, by the database clock
+	due     map[string]uint64 // table → the latest erasure's transaction id (xid8)
 	running int                  // rewrites under way, for Pending
 	wake    chan struct{}
 	stop    chan struct{}
@@ -77,18 +88,16 @@ type scrubber struct {
 }
 
 func newScrubber(db *DB) *scrubber {
-	s := &scrubber{due: map[string]time.Time{}, held: map[string]time.Duration{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	s := &scrubber{due: map[string]uint64{}, held: map[string]time.Duration{}, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	s.done.Go(func() { s.loop(db) })
 	return s
 }
 
-// ask records that an erasure, committed at at, left bytes in tables.
-func (s *scrubber) ask(at time.Time, tables ...string) {
+// ask records that an erasure, transaction xid, left bytes in tables.
+func (s *scrubber) ask(xid uint64, tables ...string) {
 	s.mu.Lock()
 	for _, t := range tables {
-		if at.After(s.due[t]) {
-			s.due[t] = at
-		}
+		s.due[t] = max(s.due[t], xid)
 	}
 	s.mu.Unlock()
 	select {
@@ -104,29 +113,27 @@ func (s *scrubber) pending() bool {
 	return len(s.due) > 0 || s.running > 0
 }
 
-// next takes the due tables, in name order.
-func (s *scrubber) next() map[string]time.Time {
+// next takes the due tables.
+func (s *scrubber) next() map[string]uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.due) == 0 {
 		return nil
 	}
 	due := s.due
-	s.due = map[string]time.Time{}
+	s.due = map[string]uint64{}
 	s.running++
 	return due
 }
 
 // requeue gives back what a pass could not rewrite, unless newer erasures
 // asked for it meanwhile.
-func (s *scrubber) requeue(left map[string]time.Time) {
+func (s *scrubber) requeue(left map[string]uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.running--
-	for t, at := range left {
-		if at.After(s.due[t]) {
-			s.due[t] = at
-		}
+	for t, xid := range left {
+		s.due[t] = max(s.due[t], xid)
 	}
 }
 
@@ -184,21 +191,22 @@ func (db *DB) ScrubHeld() map[string]time.Duration {
 	return out
 }
 
-// scrubAfterErase asks for the rewrites of tables after an erasure that
-// committed just before; it never fails (the erasure has committed).
-func (db *DB) scrubAfterErase(ctx context.Context, tables ...string) {
-	var at time.Time
-	// Simple protocol: the scrubber's statements stay out of the
-	// connections' statement caches.
-	if err := db.pool.QueryRow(ctx, `SELECT clock_timestamp()`, pgx.QueryExecModeSimpleProtocol).Scan(&at); err != nil {
-		at = time.Now() // the database's clock is the one xact_start uses; this is the best next
-	}
-	db.scrubs.ask(at, tables...)
+// erasureXID returns the id of the erasure's transaction tx (assigning
+// one), for the rewrite's wait for older snapshots.
+func erasureXID(ctx context.Context, tx pgx.Tx) (uint64, error) {
+	var xid uint64
+	err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`, pgx.QueryExecModeSimpleProtocol).Scan(&xid)
+	return xid, interpret(err)
 }
 
-// scrubPass rewrites the due tables it can and returns those it could not.
-func (db *DB) scrubPass(ctx context.Context, due map[string]time.Time) map[string]time.Time {
-	left := map[string]time.Time{}
+// scrubAfterErase asks for the rewrites of tables after the erasure of
+// transaction xid committed.
+func (db *DB) scrubAfterErase(xid uint64, tables ...string) { db.scrubs.ask(xid, tables...) }
+
+// scrubPass rewrites the due tables it can, in name order, and returns
+// those it could not.
+func (db *DB) scrubPass(ctx context.Context, due map[string]uint64) map[string]uint64 {
+	left := map[string]uint64{}
 	tables := make([]string, 0, len(due))
 	for t := range due {
 		tables = append(tables, t)
@@ -212,21 +220,31 @@ func (db *DB) scrubPass(ctx context.Context, due map[string]time.Time) map[strin
 	return left
 }
 
-// errOldSnapshot is a rewrite put off for an older transaction.
-var errOldSnapshot = errors.New("a transaction older than the erasure is open")
+// errOldSnapshot is a rewrite put off for an older snapshot.
+var errOldSnapshot = errors.New("a snapshot older than the erasure is open")
 
-// rewrite runs VACUUM FULL of table once no transaction of the database
-// that began before erased may still see what it erased, waiting at most
+// oldSnapshotSQL reports whether a session of the database (other than
+// this one), a walsender (a standby's hot_standby_feedback) or a
+// replication slot holds an xmin at or before $1, a 32-bit xid: age()
+// compares them across wraparound.
+const oldSnapshotSQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		WHERE (datname = current_database() OR backend_type = 'walsender') AND pid <> pg_backend_pid()
+			AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::text::xid))
+	OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE xmin IS NOT NULL AND age(xmin) >= age($1::text::xid))`
+
+// rewrite runs VACUUM FULL of table once no snapshot that may still see
+// what the erasure of transaction xid removed is left, waiting at most
 // scrubLockTimeout for the table's lock.
-func (db *DB) rewrite(ctx context.Context, table string, erased time.Time) error {
+func (db *DB) rewrite(ctx context.Context, table string, xid uint64) error {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Release()
 	var old bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-		AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start <= $1)`, pgx.QueryExecModeSimpleProtocol, erased).Scan(&old); err != nil {
+	// Simple protocol: the scrubber's statements stay out of the
+	// connections' statement caches.
+	if err := conn.QueryRow(ctx, oldSnapshotSQL, pgx.QueryExecModeSimpleProtocol, fmt.Sprint(uint32(xid))).Scan(&old); err != nil {
 		return err
 	}
 	if old {
