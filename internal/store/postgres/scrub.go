@@ -225,12 +225,14 @@ var errOldSnapshot = errors.New("a snapshot older than the erasure is open")
 
 // oldSnapshotSQL reports whether a session of the database (other than
 // this one), a walsender (a standby's hot_standby_feedback) or a
-// replication slot holds an xmin at or before $1, a 32-bit xid: age()
-// compares them across wraparound.
+// replication slot holds an xmin at or before $1, a 32-bit xid, or a
+// transaction that old still runs (a later snapshot's xmin would be it):
+// age() compares xids across wraparound.
 const oldSnapshotSQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 		WHERE (datname = current_database() OR backend_type = 'walsender') AND pid <> pg_backend_pid()
-			AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::text::xid))
-	OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE xmin IS NOT NULL AND age(xmin) >= age($1::text::xid))`
+			AND (age(backend_xmin) >= age($1::text::xid) OR age(backend_xid) >= age($1::text::xid)))
+	OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE age(xmin) >= age($1::text::xid))
+	OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) >= age($1::text::xid))`
 
 // rewrite runs VACUUM FULL of table once no snapshot that may still see
 // what the erasure of transaction xid removed is left, waiting at most
