@@ -73,3 +73,56 @@ func TestErasureReachesProposals(t *testing.T) {
 		t.Errorf("a pending proposal after the purge of its space's history: %s", body)
 	}
 }
+
+// TestMemoryStoreRedactErasesProposals: on both drivers, a write held for
+// review through Claude Code's memory-service dialect, approved, then
+// overwritten: the memory-store redaction of its version (POST
+// …/memory_versions/{id}/redact) erases it from the proposal too, as the
+// API and the raw proposals table show.
+func TestMemoryStoreRedactErasesProposals(t *testing.T) {
+	forRawDrivers(t, func(t *testing.T, st teammem.Store, raw rawDB) {
+		e := newStoreEnv(t, st, teammem.OrgSettings{})
+		owner, member, admin := e.keys[teammem.RoleOwner], e.keys[teammem.RoleMember], e.keys[teammem.RoleAdmin]
+		p := storePath(t, e, member)
+		m, secret := eraseMarker(t, 300)
+		e.do("PATCH", "/v1/org", owner, map[string]any{"team_writes": "review"}).want(t, 200)
+		e.do("POST", p+"/memories", member, map[string]any{"path": "/held.md", "content": secret,
+			"precondition": map[string]any{"type": "not_exists"}}, cliHeaders...).want(t, 400)
+		var list wire.ProposalList
+		mustJSON(t, e.do("GET", "/v1/proposals?status=pending", admin, nil).want(t, 200).Body, &list)
+		if len(list.Proposals) != 1 {
+			t.Fatalf("%d pending proposals, want 1", len(list.Proposals))
+		}
+		id := itoa(int(list.Proposals[0].ID))
+		e.do("POST", "/v1/proposals/"+id+"/approve", admin, nil).want(t, 200)
+		e.do("PUT", "/v1/repos/acme/widgets/team/entries/held.md", admin, "nothing to see\n").want(t, 200)
+		if !strings.Contains(strings.Join(raw.texts(t, `SELECT changes FROM proposals`), "\n"), m) {
+			t.Fatal("the marker is in no proposal before the redaction: the search proves nothing")
+		}
+		mems := e.do("GET", p+"/memories?limit=100&path_prefix=%2F&depth=1&order_by=path&order=asc", admin, nil, cliHeaders...).want(t, 200).JSON(t)
+		memID := ""
+		for _, d := range mems["data"].([]any) {
+			if d.(map[string]any)["path"] == "/held.md" {
+				memID = d.(map[string]any)["id"].(string)
+			}
+		}
+		vs := e.do("GET", p+"/memory_versions?beta=true&memory_id="+memID+"&operation=created", admin, nil).want(t, 200).JSON(t)
+		ver := vs["data"].([]any)[0].(map[string]any)["id"].(string)
+		e.do("POST", p+"/memory_versions/"+ver+"/redact?beta=true", admin, nil).want(t, 200)
+
+		got := e.do("GET", "/v1/proposals/"+id, admin, nil).want(t, 200)
+		var prop teammem.Proposal
+		mustJSON(t, got.Body, &prop)
+		if strings.Contains(string(got.Body), m) || !prop.Redacted || !prop.Changes[0].Redacted {
+			t.Fatalf("the approved proposal after the memory-store redaction: %s", got.Body)
+		}
+		if strings.Contains(strings.Join(raw.texts(t, `SELECT changes FROM proposals`), "\n"), m) {
+			t.Fatal("the proposals table still holds the redacted content")
+		}
+		if raw.files != nil {
+			if f := raw.files(t, m); len(f) > 0 {
+				t.Fatalf("the marker is still in %v", f)
+			}
+		}
+	})
+}
