@@ -74,7 +74,7 @@ func erasedTables(proposals int) []string {
 type scrubber struct {
 	mu      sync.Mutex
 	due     map[string]uint64 // table → the latest erasure's transaction id (xid8)
-	running int               // rewrites under way, for Pending
+	running int               // rewrites under way, for pending
 	wake    chan struct{}
 	stop    chan struct{}
 	done    sync.WaitGroup
