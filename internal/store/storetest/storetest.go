@@ -60,6 +60,8 @@ func Run(t *testing.T, open Opener) {
 		"Proposals":           testProposals,
 		"WriteFairness":       testWriteFairness,
 		"ArchiveOrdersWrites": testArchiveOrdersWrites,
+		"RedactProposals":     testRedactErasesProposals,
+		"PurgeProposals":      testPurgeErasesProposals,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
