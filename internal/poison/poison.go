@@ -70,28 +70,28 @@ type hit struct {
 
 // doc is an entry's content prepared once for every rule.
 type doc struct {
-	key     string
-	content string
-	lines   []string
-	ascii   []bool     // lines holding no byte ≥ 0x80, which no character rule can hit
-	words   []wordMask // the prefilter words each line holds, lower-cased
+	key       string
+	content   string
+	lines     []string
+	lineStart []int  // the offset of each line in content
+	ascii     []bool // lines holding no byte ≥ 0x80, which no character rule can hit
+	text      *view  // the instruction rules' view (normalize.go)
+	shell     *view  // the shell rules' view
 }
 
 // newDoc prepares content for the rules.
 func newDoc(key, content string) *doc {
 	d := &doc{key: key, content: content, lines: strings.Split(content, "\n")}
 	d.ascii = make([]bool, len(d.lines))
-	ascii := true
+	d.lineStart = make([]int, len(d.lines))
+	off := 0
 	for i, l := range d.lines {
 		d.ascii[i] = isASCII(l)
-		ascii = ascii && d.ascii[i]
+		d.lineStart[i] = off
+		off += len(l) + 1
 	}
-	lower := strings.ToLower(content)
-	if !ascii {
-		// (?i) matches s with the long s, which ToLower keeps.
-		lower = strings.ReplaceAll(lower, "ſ", "s")
-	}
-	d.words = prefilter().lineWords(lower, len(d.lines))
+	d.text = newView(content, d.lineStart, textView)
+	d.shell = newView(content, d.lineStart, shellView)
 	return d
 }
 
@@ -104,10 +104,16 @@ func isASCII(s string) bool {
 	return true
 }
 
-// may reports whether line i holds a word of every group of r's
-// prefilter: the regexes run only on lines that might match, which keeps a
-// check of a whole entry far cheaper than its regexes on every line.
-func (d *doc) may(i int, r *lineRE) bool { return d.words[i].holdsAll(r.masks) }
+// viewHit is the hit of bytes [a, b) of line i of v: the original line
+// the match starts on and the original text it covers.
+func (d *doc) viewHit(v *view, i, a, b int) hit {
+	from, to := v.origin(i, a), int(v.src[v.start[i]+b])
+	if to < from {
+		to = from
+	}
+	line := sort.Search(len(d.lineStart), func(k int) bool { return d.lineStart[k] > from })
+	return hit{line: line, text: d.content[from:to]}
+}
 
 // Rules returns every rule, in the order they run.
 func Rules() []Rule { return rules }

@@ -16,13 +16,24 @@ import (
 // and the regexes run only on the few lines that hold their words.
 
 // wordMask is a set of prefilter words, by id.
-type wordMask [3]uint64
+type wordMask [5]uint64
 
 const maxWords = len(wordMask{}) * 64
 
-func (m *wordMask) add(id int)           { m[id/64] |= 1 << (id % 64) }
-func (m wordMask) meets(o wordMask) bool { return m[0]&o[0] != 0 || m[1]&o[1] != 0 || m[2]&o[2] != 0 }
-func (m *wordMask) union(o wordMask)     { m[0] |= o[0]; m[1] |= o[1]; m[2] |= o[2] }
+func (m *wordMask) add(id int) { m[id/64] |= 1 << (id % 64) }
+func (m wordMask) meets(o wordMask) bool {
+	for i := range m {
+		if m[i]&o[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+func (m *wordMask) union(o wordMask) {
+	for i := range m {
+		m[i] |= o[i]
+	}
+}
 func (m wordMask) holdsAll(groups []wordMask) bool {
 	for _, g := range groups {
 		if !m.meets(g) {
@@ -37,12 +48,13 @@ func (m wordMask) holdsAll(groups []wordMask) bool {
 type automaton struct {
 	ac    *ahocorasick.Automaton
 	masks []wordMask
+	any   []bool // any[state]: masks[state] holds a word
 }
 
 // prefilterRules lists every lineRE, so that the automaton of all their
 // words and each one's masks are built together, once.
 func prefilterRules() []*lineRE {
-	all := []*lineRE{&concealRE, &commandVerbRE, &unaskedRunRE, &unaskedRunVerb, &unaskedRunQualifier, &riskyRE, &unaskedRE, &httpLine}
+	all := []*lineRE{&concealRE, &commandVerbRE, &unaskedRunRE, &unaskedRunVerb, &unaskedRunQualifier, &riskyRE, &unaskedRE, &downloadRE}
 	for i := range overrideREs {
 		all = append(all, &overrideREs[i])
 	}
@@ -54,9 +66,6 @@ func prefilterRules() []*lineRE {
 	}
 	return all
 }
-
-// httpLine is url-data's prefilter; it has no regex of its own.
-var httpLine = lineRE{need: [][]string{{"http"}}}
 
 // prefilter builds the automaton from every rule's words and sets each
 // rule's masks.
@@ -98,6 +107,10 @@ func newAutomaton(words []string) *automaton {
 			a.masks[s].add(int(id))
 		}
 	}
+	a.any = make([]bool, len(a.masks))
+	for s, m := range a.masks {
+		a.any[s] = m != (wordMask{})
+	}
 	return a
 }
 
@@ -114,8 +127,8 @@ func (a *automaton) lineWords(lower string, lines int) []wordMask {
 			continue
 		}
 		s = a.ac.Step(s, b)
-		if m := a.masks[s]; m != (wordMask{}) {
-			out[line].union(m)
+		if a.any[s] {
+			out[line].union(a.masks[s])
 		}
 	}
 	return out
