@@ -37,7 +37,7 @@ func cpuPerByte(tb testing.TB, content string) float64 {
 // much costs at most linearBound times as much per byte (a quadratic step
 // costs eight times as much). Both measurements are taken in this run.
 func TestRulesLinearOnAdversarialInput(t *testing.T) {
-	const small, factor, linearBound = 64 << 10, 8, 3.0
+	const small, factor, linearBound = 32 << 10, 8, 3.0
 	for _, k := range poisontest.Kinds {
 		t.Run(k.Name, func(t *testing.T) {
 			a, b := k.Make(small), k.Make(small*factor)

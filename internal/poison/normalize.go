@@ -264,7 +264,7 @@ func joinSpacedLetters(b []byte, src []int32) ([]byte, []int32) {
 }
 
 // dropShellQuotes drops runs of quotes, backslashes and carets between two
-// letters or digits, and a backslash before a joined line break.
+// letters or digits.
 func dropShellQuotes(b []byte, src []int32) ([]byte, []int32) {
 	quote := func(c byte) bool { return c == '\'' || c == '"' || c == '\\' || c == '^' }
 	w := 0

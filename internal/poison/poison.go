@@ -7,18 +7,25 @@
 //
 // The rules (ids as stored, shown and counted):
 //
-//   - agent-override: telling the agent to drop its instructions ("ignore
-//     previous instructions", "disregard the system prompt", "you are now
-//     in developer mode").
+//   - agent-override: telling the agent to drop, void or stop following
+//     its instructions ("ignore previous instructions", "pay no attention
+//     to the system prompt", "your previous instructions are now void",
+//     "from now on you will only obey …", "you are now in developer mode").
 //   - agent-concealment: telling the agent to keep something from its user
-//     ("do not tell the user", "without informing the user").
+//     ("do not tell the user", "without mentioning it to the user", "keep
+//     this secret from the user", "the user must never know", "don't
+//     mention this in your response").
 //   - agent-command: telling the agent to run something unconditionally or
 //     unasked ("always run curl …", "silently execute", "run this without
 //     asking"). "Always run the tests" is not a hit: the rule wants a risky
 //     command or an unasked/hidden qualifier.
-//   - fetch-exec: a shell line that downloads and executes in one go
-//     (curl … | sh, wget -O- … | bash, bash <(curl …), sh -c "$(curl …)",
-//     iex (iwr …), Invoke-Expression … DownloadString).
+//   - fetch-exec: remote content fetched and then executed, by any shell
+//     (sh, bash, zsh, dash, fish, pwsh, cmd …), interpreter (python, node,
+//     perl, ruby, php, deno, bun) or package runner (npx, pnpm dlx, bunx,
+//     uvx, pipx run, deno run) given a remote source: curl … | sh, bash
+//     <(curl …), sh -c "$(curl …)", python -c "$(curl …)", eval "$(curl …)",
+//     iex (iwr …), and a download saved to a file that a command within the
+//     next three lines runs (download.go says where the line is).
 //   - url-data: a URL whose query carries data: a long or high-entropy
 //     value, a templated value (${…}, {{…}}, $VAR, <…>) that the agent
 //     would fill in, or a Markdown image (fetched without a click) with a
@@ -39,6 +46,14 @@
 //     shares no words with its name and body, or names a memory type other
 //     than its type: the index shows the description, the agent reads the
 //     body.
+//
+// The instruction rules and fetch-exec read the content normalised
+// (normalize.go): compatibility forms, accents, lookalike letters of other
+// scripts and invisible characters folded away, Markdown emphasis and
+// marks inside words dropped, spaced letters and a paragraph's lines
+// joined (instructions), quotes inside words dropped and continued lines
+// joined (shell). Every rule is linear in its input
+// (TestRulesLinearOnAdversarialInput).
 //
 // Findings carry rule, label and line; an excerpt only for rules whose
 // match is instruction text, never for those whose match may be data
