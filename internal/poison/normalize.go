@@ -1,6 +1,7 @@
 package poison
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -48,10 +49,28 @@ const (
 	shellView
 )
 
-// newView builds the view of content in mode; lineStart holds the offset
-// of each original line.
-func newView(content string, lineStart []int, mode viewMode) *view {
-	b, src := fold(content, joins(content, lineStart, mode))
+// newViews builds the text and the shell view of content; lineStart holds
+// the offset of each original line. Both share one folding.
+func newViews(content string, lineStart []int) (text, shell *view) {
+	b, src := fold(content)
+	tb, tsrc := slices.Clone(b), slices.Clone(src)
+	return newView(content, lineStart, textView, tb, tsrc), newView(content, lineStart, shellView, b, src)
+}
+
+// newView builds the view of content in mode from its folding b, src,
+// which it takes over.
+func newView(content string, lineStart []int, mode viewMode, b []byte, src []int32) *view {
+	join := joins(content, lineStart, mode)
+	line := 0
+	for k, c := range b {
+		// fold keeps every line break of the content, and makes no other.
+		if c == '\n' {
+			if join[line] {
+				b[k] = ' '
+			}
+			line++
+		}
+	}
 	if mode == textView {
 		b, src = dropMarks(b, src)
 		b, src = joinSpacedLetters(b, src)
@@ -131,9 +150,8 @@ func startsBlock(line string) bool {
 	return i > 0 && i < len(t) && (t[i] == '.' || t[i] == ')')
 }
 
-// fold folds content rune by rune (see the normalisation notes above); the
-// line break after line i becomes a space when join[i].
-func fold(content string, join []bool) ([]byte, []int32) {
+// fold folds content rune by rune (see the normalisation notes above).
+func fold(content string) ([]byte, []int32) {
 	b := make([]byte, 0, len(content))
 	src := make([]int32, 0, len(content)+1)
 	emit := func(r rune, at int) {
@@ -143,17 +161,10 @@ func fold(content string, join []bool) ([]byte, []int32) {
 			src = append(src, int32(at))
 		}
 	}
-	line := 0
 	for i := 0; i < len(content); {
 		c := content[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '\n':
-				if join[line] {
-					c = ' '
-				}
-				line++
-			case 'A' <= c && c <= 'Z':
+			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
 			b = append(b, c)

@@ -105,8 +105,7 @@ func newDoc(key, content string) *doc {
 		d.lineStart[i] = off
 		off += len(l) + 1
 	}
-	d.text = newView(content, d.lineStart, textView)
-	d.shell = newView(content, d.lineStart, shellView)
+	d.text, d.shell = newViews(content, d.lineStart)
 	return d
 }
 

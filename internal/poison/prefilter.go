@@ -16,27 +16,18 @@ import (
 // and the regexes run only on the few lines that hold their words.
 
 // wordMask is a set of prefilter words, by id.
-type wordMask [5]uint64
+type wordMask [4]uint64
 
 const maxWords = len(wordMask{}) * 64
 
 func (m *wordMask) add(id int) { m[id/64] |= 1 << (id % 64) }
-func (m wordMask) meets(o wordMask) bool {
-	for i := range m {
-		if m[i]&o[i] != 0 {
-			return true
-		}
-	}
-	return false
+func (m *wordMask) meets(o *wordMask) bool {
+	return m[0]&o[0] != 0 || m[1]&o[1] != 0 || m[2]&o[2] != 0 || m[3]&o[3] != 0
 }
-func (m *wordMask) union(o wordMask) {
-	for i := range m {
-		m[i] |= o[i]
-	}
-}
-func (m wordMask) holdsAll(groups []wordMask) bool {
-	for _, g := range groups {
-		if !m.meets(g) {
+func (m *wordMask) union(o *wordMask) { m[0] |= o[0]; m[1] |= o[1]; m[2] |= o[2]; m[3] |= o[3] }
+func (m *wordMask) holdsAll(groups []wordMask) bool {
+	for i := range groups {
+		if !m.meets(&groups[i]) {
 			return false
 		}
 	}
@@ -128,7 +119,7 @@ func (a *automaton) lineWords(lower string, lines int) []wordMask {
 		}
 		s = a.ac.Step(s, b)
 		if a.any[s] {
-			out[line].union(a.masks[s])
+			out[line].union(&a.masks[s])
 		}
 	}
 	return out
