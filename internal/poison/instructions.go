@@ -47,7 +47,7 @@ var overrideREs = []lineRE{
 			overrideQualifiers + `)\s*(` + overrideNouns + `)\b`)},
 	// "forget everything you were told", "ignore all your rules"
 	{lead: overrideLeads, need: [][]string{overrideVerbWords, {"all", "everything", "your"}},
-		re: regexp.MustCompile(`(?i)\b(` + overrideVerbs + `)\s*((all|everything)\s*(you\s*(were|have\s*been|ve\s*been)\s*told|(that\s*)?(came\s*)?(above|before)|so\s*far)|(all\s*)?(of\s*)?your\s*(instructions|rules|guidelines|directives|programming|training|guardrails|restrictions|constraints|safeguards))`)},
+		re: regexp.MustCompile(`(?i)\b(` + overrideVerbs + `)\s*((all|everything)\s*(you\s*(were|have\s*been|ve\s*been)\s*told|(that\s*)?(came\s*)?(above|before)(\s*(this|here|now))?\s*([.,;:!)]|$)|so\s*far)|(all\s*)?(of\s*)?your\s*(instructions|rules|guidelines|directives|programming|training|guardrails|restrictions|constraints|safeguards))`)},
 	// "your previous instructions are now void"
 	{lead: []string{"previous", "prior", "preceding", "above", "earlier", "original", "system", "your", "all"},
 		need: [][]string{{"previous", "prior", "preceding", "above", "earlier", "original", "system", "your", "all"}, instructionWords, voidNeedWords},
@@ -228,32 +228,29 @@ type lineRE struct {
 const maxAnchored = 16
 
 // find returns the submatch indexes of up to n (-1: all) leftmost,
-// non-overlapping matches of r in line; ascii says line is all ASCII.
+// non-overlapping matches of r in line, a line of a view (lower case);
+// ascii says line is all ASCII.
 func (r *lineRE) find(line string, ascii bool, n int) [][]int {
-	if r.at == nil || !ascii && (strings.Contains(line, "\u212a") || strings.Contains(line, "\u017f")) {
+	if r.at == nil {
 		return r.re.FindAllStringSubmatchIndex(line, n)
 	}
-	lower := lowerASCII(line)
 	var starts []int
 	for _, w := range r.lead {
 		for off := 0; ; {
-			j := strings.Index(lower[off:], w)
+			j := strings.Index(line[off:], w)
 			if j < 0 {
 				break
 			}
 			starts = append(starts, off+j)
 			off += j + 1
+			if len(starts) > maxAnchored {
+				// Each anchored attempt may read to the end of the line:
+				// past a few, one unanchored search is the linear choice.
+				return r.re.FindAllStringSubmatchIndex(line, n)
+			}
 		}
 	}
 	slices.Sort(starts)
-	if len(starts) > maxAnchored {
-		// Each anchored attempt may read to the end of the line: past a
-		// few, one unanchored search is the linear choice.
-		return r.re.FindAllStringSubmatchIndex(line, n)
-	}
-	// (?i) also matches two non-ASCII letters with ASCII ones, the Kelvin
-	// sign and the long s: a line with either is searched with the whole
-	// regex above.
 	var out [][]int
 	end := 0
 	for _, p := range starts {
@@ -276,17 +273,6 @@ func (r *lineRE) find(line string, ascii bool, n int) [][]int {
 		end = max(m[1], p+1)
 	}
 	return out
-}
-
-// lowerASCII lower-cases the ASCII letters of s, keeping every offset.
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 func isWordByte(c byte) bool {

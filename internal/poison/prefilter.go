@@ -76,12 +76,18 @@ var prefilter = sync.OnceValue(func() *automaton {
 				r.masks[g].add(id)
 			}
 		}
+		// The rules read the views, which are lower case: the regexes are
+		// written case-insensitive, for readers and for any other text, and
+		// run without the flag, which costs the engine a case fold per rune.
+		if src, ok := strings.CutPrefix(r.re.String(), "(?i)"); ok {
+			r.re = regexp.MustCompile(src)
+		}
 		if r.lead != nil {
-			body, ok := strings.CutPrefix(r.re.String(), `(?i)\b`)
+			body, ok := strings.CutPrefix(r.re.String(), `\b`)
 			if !ok {
 				panic("poison: a lineRE with lead words must start with (?i)\\b: " + r.re.String())
 			}
-			r.at = regexp.MustCompile(`(?i)\A(?:` + body + `)`)
+			r.at = regexp.MustCompile(`\A(?:` + body + `)`)
 		}
 	}
 	if len(words) > maxWords {
