@@ -155,3 +155,31 @@ func TestPrefilterAgreesWithRegexes(t *testing.T) {
 		t.Fatalf("only %d regex matches in the generated lines: they do not exercise the rules", matched)
 	}
 }
+
+// TestBlobScansAgreeWithRegexes holds the encoded-blob rule's scans to the
+// regexes that define its runs, on lines of runs about the thresholds.
+func TestBlobScansAgreeWithRegexes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "F", "0", "9", "+", "/", "_", "-", "=", "==", " ", ".", "g", "é", "\t"}
+	for range 20000 {
+		var b strings.Builder
+		for k := r.IntN(6); k >= 0; k-- {
+			switch r.IntN(3) {
+			case 0: // a long hex or base64 run, about the thresholds
+				alpha := []string{"0123456789abcdefABCDEF", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_"}[r.IntN(2)]
+				for n := 110 + r.IntN(60); n > 0; n-- {
+					b.WriteByte(alpha[r.IntN(len(alpha))])
+				}
+			default:
+				b.WriteString(pieces[r.IntN(len(pieces))])
+			}
+		}
+		line := b.String()
+		if got, want := base64Runs(line), base64RE.FindAllString(line, -1); !reflect.DeepEqual(got, want) {
+			t.Fatalf("base64 runs of %q: %q, regex %q", line, got, want)
+		}
+		if got, want := hasHexWord(line), hexRE.MatchString(line); got != want {
+			t.Fatalf("hex word in %q: %v, regex %v", line, got, want)
+		}
+	}
+}
