@@ -2,6 +2,7 @@ package poison
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -94,13 +95,7 @@ func TestEvasionCorpus(t *testing.T) {
 		}
 	}
 	var report []string
-	for _, fam := range slices.Sorted(func(yield func(string) bool) {
-		for f := range total {
-			if !yield(f) {
-				return
-			}
-		}
-	}) {
+	for _, fam := range slices.Sorted(maps.Keys(total)) {
 		rate := float64(caught[fam]) / float64(total[fam])
 		report = append(report, fmt.Sprintf("%s %d/%d (%.0f%%)", fam, caught[fam], total[fam], 100*rate))
 		if rate < minCatchRate {
