@@ -50,9 +50,13 @@ func isStorePath(path string) bool {
 }
 
 // isStoreMemoryWrite reports whether a request writes memories of a store
-// (a create, update or delete under …/memories), which takes a write token
-// on the one write path instead of a read token.
+// (a create, update or delete under …/memories) or creates a store, which
+// takes a write token (on the one write path, or in createStore) instead
+// of a read token.
 func isStoreMemoryWrite(method, path string) bool {
+	if method == http.MethodPost && path == "/v1/memory_stores" {
+		return true
+	}
 	rest, ok := strings.CutPrefix(path, "/v1/memory_stores/")
 	if !ok || method == http.MethodGet || method == http.MethodHead {
 		return false

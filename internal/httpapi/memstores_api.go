@@ -217,9 +217,14 @@ func (s *Server) scanText(org teammem.Org, v string) error {
 }
 
 // createStore serves POST /v1/memory_stores: an org store without a repo.
+// A create spends a write token, as a memory write does, and an org holds
+// at most MaxStoresPerOrg stores.
 func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	if err := authorize(p, actTeamWrite, true); err != nil {
+		return err
+	}
+	if err := s.limiter.allowWrite(p, s.now()); err != nil {
 		return err
 	}
 	var body storeFields
@@ -233,7 +238,7 @@ func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cp := teammem.MemoryStoreCreateParams{Name: *up.Name, Metadata: up.Metadata}
+	cp := teammem.MemoryStoreCreateParams{Name: *up.Name, Metadata: up.Metadata, MaxStores: s.maxStoresPerOrg()}
 	if up.Description != nil {
 		cp.Description = *up.Description
 	}
@@ -244,6 +249,14 @@ func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	s.audit(r.Context(), p, "memory_store.create", "", m.ID(), nil)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
+}
+
+// maxStoresPerOrg is the store cap in effect.
+func (s *Server) maxStoresPerOrg() int {
+	if s.cfg.MaxStoresPerOrg > 0 {
+		return s.cfg.MaxStoresPerOrg
+	}
+	return teammem.DefaultMaxStoresPerOrg
 }
 
 // getStore serves GET /v1/memory_stores/{store_id}.
@@ -302,9 +315,10 @@ func (s *Server) updateStore(w http.ResponseWriter, r *http.Request) error {
 }
 
 // archiveStore serves POST /v1/memory_stores/{store_id}/archive: the store
-// becomes read-only for good.
+// becomes read-only for good, which no one can undo, so it takes what a
+// delete takes: moderation (admins and owners).
 func (s *Server) archiveStore(w http.ResponseWriter, r *http.Request) error {
-	sr, err := s.apiStore(r, false)
+	sr, err := s.apiStore(r, true)
 	if err != nil {
 		return err
 	}
