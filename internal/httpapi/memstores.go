@@ -126,7 +126,7 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 	if sr.store.Archived() {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
 	}
-	req.Explicit = true
+	req.Explicit, req.RefuseSecrets = true, true
 	call := writeCall(r, sr.p, sr.api, sr.store.Repo.Slug, sr.store.Space.Scope, req)
 	call.Target = teammem.Target{Repo: sr.store.Repo, Space: sr.store.Space}
 	res, err := s.write(r.Context(), call)

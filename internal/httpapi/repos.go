@@ -89,7 +89,11 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 	}
 	if teammem.ErrorCode(err) == teammem.ENotFound {
 		// The refusals below name the slug: not one that holds a secret.
+		// A write is refused for it, a read finds nothing.
 		if serr := s.refuseSecret(p.Org, "repo", slug); serr != nil {
+			if !write {
+				serr = teammem.Errorf(teammem.ENotFound, "repo not found")
+			}
 			return nil, serr
 		}
 	}
@@ -158,7 +162,10 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
 	}
 	repo, err := s.store.RepoGet(r.Context(), p.Org.ID, slug)
 	if teammem.ErrorCode(err) == teammem.ENotFound {
-		return s.slugError(p.Org, slug, teammem.Errorf(teammem.ENotFound, "repo %q not found", slug))
+		if s.refuseSecret(p.Org, "repo", slug) != nil {
+			return teammem.Errorf(teammem.ENotFound, "repo not found") // never repeating a secret
+		}
+		return teammem.Errorf(teammem.ENotFound, "repo %q not found", slug)
 	} else if err != nil {
 		return err
 	}

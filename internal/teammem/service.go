@@ -101,7 +101,7 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	p, req := call.Principal, call.Request
 	limits := p.Org.Limits(w.Defaults)
 	if err := checkCall(call, limits); err != nil {
-		return res, err
+		return res, w.withholdSecrets(p.Org, err)
 	}
 	if call.Missing != nil {
 		return res, call.Missing
