@@ -92,7 +92,13 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 				cv.Findings = append(cv.Findings, f)
 			}
 		}
-		if pv.Pending {
+		if pv.Pending && teammem.StoreOp(ch.Op) {
+			// A memory store's own fields, not an entry: the proposed
+			// fields are the whole change.
+			cv.New = ch.Op == teammem.OpStoreCreate
+			cv.Lines = lineDiff("", ch.Content)
+			cv.Added = len(cv.Lines)
+		} else if pv.Pending {
 			var raw []byte
 			err := a.get(r.Context(), entryPath(p.Repo, ch.Key), &raw)
 			switch teammem.ErrorCode(err) {

@@ -238,6 +238,10 @@ func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	found, err := s.reviewStoreFields(r, p, "", teammem.OpStoreCreate, up, "")
+	if err != nil {
+		return err
+	}
 	cp := teammem.MemoryStoreCreateParams{Name: *up.Name, Metadata: up.Metadata, MaxStores: s.maxStoresPerOrg()}
 	if up.Description != nil {
 		cp.Description = *up.Description
@@ -247,6 +251,7 @@ func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.audit(r.Context(), p, "memory_store.create", "", m.ID(), nil)
+	s.auditStoreFindings(r, p, m.ID(), found)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
 }
@@ -304,12 +309,17 @@ func (s *Server) updateStore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	found, err := s.reviewStoreFields(r, sr.p, sr.store.Repo.Slug, teammem.OpStoreFields, up, sr.store.FieldsChecksum())
+	if err != nil {
+		return err
+	}
 	m, err := s.store.MemoryStoreUpdate(r.Context(), sr.p.Org.ID, sr.store.Space.ID, up)
 	if err != nil {
 		s.forgetIfArchived(sr, err)
 		return err
 	}
 	s.storeChanged(r.Context(), sr.store)
+	s.auditStoreFindings(r, sr.p, m.ID(), found)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
 }

@@ -119,6 +119,9 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 	if prop.Status != teammem.ProposalPending {
 		return teammem.Errorf(teammem.EConflict, "proposal %d was %s already", prop.ID, prop.Status)
 	}
+	if _, _, ok := prop.StoreChange(); ok {
+		return s.approveStoreChange(w, r, p, d, prop)
+	}
 	id := strconv.FormatInt(prop.ID, 10)
 	call := writeCall(r, p, apiV1, prop.Repo, prop.Scope, prop.Request())
 	call.Approve = &prop
