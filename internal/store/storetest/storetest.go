@@ -52,6 +52,8 @@ func Run(t *testing.T, open Opener) {
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryStores":        testMemoryStores,
+		"StoreCap":            testStoreCap,
+		"StoreCapConcurrent":  testStoreCapConcurrent,
 		"ConsoleSessions":     testConsoleSessions,
 		"ConsoleOverview":     testConsoleOverview,
 		"VersionFindings":     testVersionFindings,
