@@ -197,7 +197,16 @@ func (w *Writer) withholdSecrets(org Org, err error) error {
 	if w.Scanner == nil || !errors.As(err, &te) {
 		return err
 	}
-	found := w.Scanner.ScanEntry(org, "error", te.Message)
+	scan := func(v string) []SkippedSecret {
+		var out []SkippedSecret
+		for _, f := range w.Scanner.ScanEntry(org, "error", v) {
+			if f.RuleID != RuleScannerUnavailable { // nothing to withhold: it found nothing
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	found := scan(te.Message)
 	msg := te.Message
 	if len(found) > 0 {
 		msg = "a key in this request holds what looks like a secret (" + found[0].Label + "); rename the file without it"
@@ -205,7 +214,7 @@ func (w *Writer) withholdSecrets(org Org, err error) error {
 	details := make(map[string]any, len(te.Details))
 	for k, v := range te.Details {
 		if str, ok := v.(string); ok {
-			if f := w.Scanner.ScanEntry(org, "error", str); len(f) > 0 {
+			if f := scan(str); len(f) > 0 {
 				found = append(found, f...)
 				continue
 			}

@@ -71,13 +71,20 @@ type SkippedSecret struct {
 // WithheldKey stands in a report for an entry key that holds a secret.
 const WithheldKey = "[key withheld: it holds a secret]"
 
+// RuleScannerUnavailable is the rule id of the finding a SecretScanner
+// reports for anything while it cannot scan: the write fails closed, but
+// no key is said to hold a secret.
+const RuleScannerUnavailable = "scanner-unavailable"
+
 // KeyFindings turns the findings of a scan of key itself into the report
 // of a key that holds a secret: each names WithheldKey and the key's
-// checksum, never the key.
+// checksum, never the key. A scanner that cannot scan is reported as is.
 func KeyFindings(key string, found []SkippedSecret) []SkippedSecret {
 	out := make([]SkippedSecret, len(found))
 	for i, f := range found {
-		f.Path, f.KeyChecksum = WithheldKey, EntryChecksum(key)
+		if f.RuleID != RuleScannerUnavailable {
+			f.Path, f.KeyChecksum = WithheldKey, EntryChecksum(key)
+		}
 		out[i] = f
 	}
 	return out
