@@ -117,7 +117,18 @@ func TestSecretInKeyName(t *testing.T) {
 			r := e.do("GET", path, owner, nil, cliHeaders...).want(t, 200)
 			noSecret(t, what, r.Body, ghp)
 		}
-		noSecret(t, "the metrics", e.do("GET", "/metrics", testMetricsToken, nil).want(t, 200).Body, ghp)
+		metrics := e.do("GET", "/metrics", testMetricsToken, nil).want(t, 200).Body
+		noSecret(t, "the metrics", metrics, ghp)
+		// ... yet every skip and refusal is reported, by rule.
+		audit := string(e.do("GET", "/v1/org/audit?limit=200", owner, nil).want(t, 200).Body)
+		for _, want := range []string{"push.secret_skipped", "push.rejected", "github-pat"} {
+			if !strings.Contains(audit, want) {
+				t.Errorf("the audit log has no %s: %.800s", want, audit)
+			}
+		}
+		if !strings.Contains(string(metrics), `teammem_secrets_skipped_total{org="acme",rule="github-pat"}`) {
+			t.Errorf("no skipped-secret metric for the rule")
+		}
 		hashes := e.do("GET", legacy+"&view=hashes", owner, nil).want(t, 200).JSON(t)["entryChecksums"].(map[string]any)
 		// plain.md too: a refused rename deletes nothing.
 		if len(hashes) != 3 || hashes["ok.md"] == nil || hashes["ok2.md"] == nil || hashes["plain.md"] == nil {
