@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -70,9 +71,13 @@ func spaceHeadKey(p teammem.Principal, slug string, scope teammem.Scope) headKey
 func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope, write bool) (*spaceReq, error) {
 	// A slug must be a repo's, checked here whichever dialect brought it:
 	// the hidden repo of an API store ("@memstore/…") is reachable only
-	// through its store, under that store's own limits.
-	if err := teammem.ValidateRepoSlug(slug); err != nil {
-		return nil, s.slugError(p.Org, slug, err)
+	// through its store, under that store's own limits. The head cache
+	// holds stores' heads under their hidden slugs (s.write), which no
+	// valid slug starts like; every other slug it holds was validated
+	// when it was read from the database below, so a cached head costs
+	// no second validation.
+	if strings.HasPrefix(slug, "@") {
+		return nil, s.slugError(p.Org, slug, teammem.ValidateRepoSlug(slug))
 	}
 	sr := &spaceReq{p: p, slug: slug, scope: scope}
 	hk := spaceHeadKey(p, slug, scope)
@@ -82,6 +87,9 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 		// SpaceApply reads the head itself under the lock.
 		sr.repo, sr.space = h.repo, h.space
 		return sr, nil
+	}
+	if err := teammem.ValidateRepoSlug(slug); err != nil {
+		return nil, s.slugError(p.Org, slug, err)
 	}
 	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
 	if err == nil && repo.Store {
