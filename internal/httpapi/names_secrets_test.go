@@ -70,6 +70,23 @@ func TestSecretInKeyName(t *testing.T) {
 		noSecret(t, "an oversized entry's refusal", r.Body, ghp)
 		r = e.do("PUT", legacy, member, map[string]any{"entries": map[string]string{key: "nul\x00"}}).want(t, 400)
 		noSecret(t, "a NUL entry's refusal", r.Body, ghp)
+		// Nor does any other answer that would name it.
+		for _, c := range []struct{ method, path string }{
+			{"GET", v1 + "/entries/" + url.PathEscape(key)},
+			{"GET", v1 + "/entries/" + url.PathEscape(key) + "/history"},
+			{"DELETE", v1 + "/entries/" + url.PathEscape(key)},
+			{"POST", v1 + "/entries/" + url.PathEscape(key) + "/restore"},
+		} {
+			var body any
+			if c.method == "POST" {
+				body = map[string]any{"version": 1}
+			}
+			r := e.do(c.method, c.path, owner, body)
+			if r.Status < 400 {
+				t.Errorf("%s %s: %d", c.method, c.path, r.Status)
+			}
+			noSecret(t, c.method+" of the entry", r.Body, ghp)
+		}
 
 		// Memory stores, both dialects: the per-file refusal.
 		p := storePath(t, e, member)

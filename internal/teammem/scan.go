@@ -187,19 +187,25 @@ func upsertBytes(req WriteRequest) int {
 	return n
 }
 
-// withholdSecrets returns err, or, when its message or a string detail
-// repeats a secret the request carried (the cheap checks name the key
-// they refuse, and a key may hold a secret), the same refusal without it:
-// the message says which rule found it, the details that held it are
-// dropped. Only refusals are scanned, so a clean write pays nothing.
+// withholdSecrets is WithholdSecrets with the Writer's scanner.
 func (w *Writer) withholdSecrets(org Org, err error) error {
+	return WithholdSecrets(w.Scanner, org, err)
+}
+
+// WithholdSecrets returns err, or, when its message or a string detail
+// repeats a secret a request carried (a refusal may name the key or slug it
+// refuses, and those may hold a secret), the same refusal without it: the
+// message says which rule found it, the details that held it are dropped.
+// Only refusals are scanned, so a clean write pays nothing; a nil sc, or
+// one that cannot scan, withholds nothing.
+func WithholdSecrets(sc SecretScanner, org Org, err error) error {
 	var te *Error
-	if w.Scanner == nil || !errors.As(err, &te) {
+	if sc == nil || !errors.As(err, &te) {
 		return err
 	}
 	scan := func(v string) []SkippedSecret {
 		var out []SkippedSecret
-		for _, f := range w.Scanner.ScanEntry(org, "error", v) {
+		for _, f := range sc.ScanEntry(org, "error", v) {
 			if f.RuleID != RuleScannerUnavailable { // nothing to withhold: it found nothing
 				out = append(out, f)
 			}
@@ -209,7 +215,7 @@ func (w *Writer) withholdSecrets(org Org, err error) error {
 	found := scan(te.Message)
 	msg := te.Message
 	if len(found) > 0 {
-		msg = "a key in this request holds what looks like a secret (" + found[0].Label + "); rename the file without it"
+		msg = "a key or name in this request holds what looks like a secret (" + found[0].Label + "); use one without it"
 	}
 	details := make(map[string]any, len(te.Details))
 	for k, v := range te.Details {
