@@ -95,7 +95,7 @@ func (s *Server) readyScanner() teammem.SecretScanner {
 func (s *Server) logText(r *http.Request, err error) string {
 	text := err.Error()
 	if sc := s.readyScanner(); sc != nil {
-		for _, f := range sc.ScanEntry(principal(r).Org, "log", text) {
+		for _, f := range sc.ScanEntry(principal(r).Org, "log", teammem.NameScanText(text)) {
 			if f.RuleID != teammem.RuleScannerUnavailable {
 				return "(error text withheld: it holds what looks like a secret, " + f.Label + ")"
 			}

@@ -210,7 +210,7 @@ func (s *Server) scanText(org teammem.Org, v string) error {
 	if s.writer.Scanner == nil || v == "" {
 		return nil
 	}
-	if len(s.writer.Scanner.ScanEntry(org, "store", v)) > 0 {
+	if len(s.writer.Scanner.ScanEntry(org, "store", teammem.NameScanText(v))) > 0 {
 		return teammem.Errorf(teammem.EInvalid, teammem.MsgContentSecret)
 	}
 	return nil

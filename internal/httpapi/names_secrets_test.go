@@ -154,6 +154,26 @@ func TestSecretInKeyName(t *testing.T) {
 	})
 }
 
+// TestSecretInKeyNameAnywhere: a token is found wherever it stands in a
+// file's name, though most rules want it followed by a space or a line's
+// end (".md", "/", "-notes" follow it in a name), for each rule the
+// samples have a bare token of.
+func TestSecretInKeyNameAnywhere(t *testing.T) {
+	t.Parallel()
+	e := newStoreEnv(t, MustOpenStore(t), teammem.OrgSettings{})
+	member := e.keys[teammem.RoleMember]
+	for _, rule := range []string{"github-pat", "aws-access-token", "npm-access-token", "gcp-api-key", "databricks-api-token"} {
+		tok := secrettest.Token(rule)
+		for _, key := range []string{tok + ".md", "dir/" + tok + "/a.md", "x-" + tok + "-notes.md", tok} {
+			r := e.do("PUT", "/api/claude_code/team_memory?repo=acme/widgets", member, map[string]any{"entries": map[string]string{key: "x\n"}}).want(t, 200)
+			noSecret(t, rule+" in "+strings.ReplaceAll(key, tok, "<token>"), r.Body, tok)
+			if got := r.JSON(t)["skippedSecrets"].([]any); len(got) != 1 {
+				t.Errorf("%s in %s: skipped %v, want the file", rule, strings.ReplaceAll(key, tok, "<token>"), got)
+			}
+		}
+	}
+}
+
 // TestSecretInStoreFields: a store's name, description and metadata are
 // shown to every reader of the org: a secret in any of them is refused
 // with the per-file refusal message, on create and on update, and nothing

@@ -165,7 +165,7 @@ func (s *scanner) scan(ctx context.Context, key, content string) error {
 		// The key is stored, listed and shown like the content: a secret
 		// in a file's name skips (or refuses) the file as one in its text
 		// does, reported without the name.
-		r.findings = KeyFindings(key, s.w.Scanner.ScanEntry(s.org, key, key))
+		r.findings = KeyFindings(key, s.w.Scanner.ScanEntry(s.org, key, NameScanText(key)))
 		if len(r.findings) == 0 {
 			r.findings = s.w.Scanner.ScanEntry(s.org, key, content)
 		}
@@ -205,7 +205,7 @@ func WithholdSecrets(sc SecretScanner, org Org, err error) error {
 	}
 	scan := func(v string) []SkippedSecret {
 		var out []SkippedSecret
-		for _, f := range sc.ScanEntry(org, "error", v) {
+		for _, f := range sc.ScanEntry(org, "error", NameScanText(v)) {
 			if f.RuleID != RuleScannerUnavailable { // nothing to withhold: it found nothing
 				out = append(out, f)
 			}

@@ -76,16 +76,22 @@ const WithheldKey = "[key withheld: it holds a secret]"
 // no key is said to hold a secret.
 const RuleScannerUnavailable = "scanner-unavailable"
 
-// KeyFindings turns the findings of a scan of key itself into the report
-// of a key that holds a secret: each names WithheldKey and the key's
+// KeyFindings turns the findings of a scan of key itself (of
+// NameScanText(key)) into the report of a key that holds a secret: one per
+// rule (the views repeat it), on line 1, naming WithheldKey and the key's
 // checksum, never the key. A scanner that cannot scan is reported as is.
 func KeyFindings(key string, found []SkippedSecret) []SkippedSecret {
-	out := make([]SkippedSecret, len(found))
-	for i, f := range found {
-		if f.RuleID != RuleScannerUnavailable {
-			f.Path, f.KeyChecksum = WithheldKey, EntryChecksum(key)
+	var out []SkippedSecret
+	seen := map[string]bool{}
+	for _, f := range found {
+		if seen[f.RuleID] {
+			continue
 		}
-		out[i] = f
+		seen[f.RuleID] = true
+		if f.RuleID != RuleScannerUnavailable {
+			f.Path, f.KeyChecksum, f.Line = WithheldKey, EntryChecksum(key), 1
+		}
+		out = append(out, f)
 	}
 	return out
 }
