@@ -132,3 +132,45 @@ func TestMemoryStoreFieldsPoisoning(t *testing.T) {
 		}
 	})
 }
+
+// TestApproveHeldWriteInAPIStore: a memory write held in a store made
+// through the API is approved into that store, though no slug reaches the
+// store's hidden repo; once the store is archived the approval is refused
+// with the archived message and the proposal stays pending.
+func TestApproveHeldWriteInAPIStore(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newStoreEnv(t, st, teammem.OrgSettings{})
+		owner, admin, member := e.keys[teammem.RoleOwner], e.keys[teammem.RoleAdmin], e.keys[teammem.RoleMember]
+		id := e.do("POST", "/v1/memory_stores?beta=true", owner, map[string]any{"name": "agents"}).want(t, 200).JSON(t)["id"].(string)
+		base := "/v1/memory_stores/" + id
+		e.do("PATCH", "/v1/org", owner, map[string]any{"team_writes": "review"}).want(t, 200)
+		for _, path := range []string{"/held.md", "/later.md"} {
+			r := e.do("POST", base+"/memories?beta=true", member, map[string]any{"path": path, "content": "held\n"}).want(t, 400)
+			if _, msg := errMessage(t, r); msg != teammem.ScreenedMessage {
+				t.Fatalf("held write: %q", msg)
+			}
+		}
+		var list wire.ProposalList
+		mustJSON(t, e.do("GET", "/v1/proposals?status=pending", admin, nil).want(t, 200).Body, &list)
+		if len(list.Proposals) != 2 {
+			t.Fatalf("%d pending proposals, want 2", len(list.Proposals))
+		}
+		ids := map[string]int64{}
+		for _, pr := range list.Proposals {
+			ids[pr.Changes[0].Key] = pr.ID
+		}
+		e.do("POST", "/v1/proposals/"+itoa(int(ids["held.md"]))+"/approve", admin, nil).want(t, 200)
+		lines := ndjson(t, e.do("GET", base+"/memories/export", member, nil).want(t, 200).Body)
+		if len(lines) != 3 || lines[1]["path"] != "/held.md" || lines[1]["content"] != "held\n" {
+			t.Fatalf("the store after the approval: %v", lines)
+		}
+		e.do("POST", base+"/archive?beta=true", admin, nil).want(t, 200)
+		r := e.do("POST", "/v1/proposals/"+itoa(int(ids["later.md"]))+"/approve", admin, nil).want(t, 400)
+		if !strings.Contains(string(r.Body), teammem.MsgArchived) {
+			t.Fatalf("approval into an archived store: %s", r.Body)
+		}
+		if got := e.do("GET", "/v1/proposals/"+itoa(int(ids["later.md"])), admin, nil).want(t, 200).JSON(t); got["status"] != "pending" {
+			t.Fatalf("the refused approval decided the proposal: %v", got["status"])
+		}
+	})
+}
