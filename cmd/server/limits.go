@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/teammem/teammem/internal/httpapi"
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // LimitsConfig is the server's abuse limits (README, "Security"): token
@@ -29,6 +30,9 @@ type LimitsConfig struct {
 	MaxStreamsPerKey int
 	// MaxEntriesCeiling is the highest max_entries an org may set.
 	MaxEntriesCeiling int
+	// MaxStoresPerOrg caps the memory stores an org may create through
+	// the memory stores API, at most teammem.MaxStoresPerOrgCeiling.
+	MaxStoresPerOrg int
 }
 
 // limitsEnv lists the variables loadEnv reads, for envVars.
@@ -37,6 +41,7 @@ var limitsEnv = []string{
 	"TEAMMEM_ORG_WRITE_RATE", "TEAMMEM_ORG_WRITE_BURST", "TEAMMEM_READ_RATE", "TEAMMEM_READ_BURST",
 	"TEAMMEM_USER_READ_RATE", "TEAMMEM_USER_READ_BURST", "TEAMMEM_ORG_READ_RATE", "TEAMMEM_ORG_READ_BURST",
 	"TEAMMEM_MAX_KEYS_PER_USER", "TEAMMEM_MAX_STREAMS_PER_KEY", "TEAMMEM_MAX_ENTRIES_CEILING",
+	"TEAMMEM_MAX_STORES_PER_ORG",
 }
 
 // defaultLimits are the built-in limits. One user gets what one key gets,
@@ -51,6 +56,7 @@ func defaultLimits() LimitsConfig {
 		UserRead:       httpapi.RateLimit{Rate: 100, Burst: 300},
 		OrgRead:        httpapi.RateLimit{Rate: 1000, Burst: 3000},
 		MaxKeysPerUser: 20, MaxStreamsPerKey: 4, MaxEntriesCeiling: 5000,
+		MaxStoresPerOrg: teammem.DefaultMaxStoresPerOrg,
 	}
 }
 
@@ -89,6 +95,7 @@ func (l *LimitsConfig) loadEnv(getenv func(string) string, errs *[]string) {
 	integer("TEAMMEM_MAX_KEYS_PER_USER", &l.MaxKeysPerUser)
 	integer("TEAMMEM_MAX_STREAMS_PER_KEY", &l.MaxStreamsPerKey)
 	integer("TEAMMEM_MAX_ENTRIES_CEILING", &l.MaxEntriesCeiling)
+	integer("TEAMMEM_MAX_STORES_PER_ORG", &l.MaxStoresPerOrg)
 }
 
 // bindFlags registers the flags of the limits most often changed; the
@@ -101,6 +108,8 @@ func (l *LimitsConfig) bindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&l.MaxKeysPerUser, "max-keys-per-user", l.MaxKeysPerUser, "active API keys a user may hold; 0 for no cap (TEAMMEM_MAX_KEYS_PER_USER)")
 	fs.IntVar(&l.MaxStreamsPerKey, "max-streams-per-key", l.MaxStreamsPerKey, "open event streams per API key and replica; 0 for no cap (TEAMMEM_MAX_STREAMS_PER_KEY)")
 	fs.IntVar(&l.MaxEntriesCeiling, "max-entries-ceiling", l.MaxEntriesCeiling, "the highest max_entries an org may set (TEAMMEM_MAX_ENTRIES_CEILING)")
+	fs.IntVar(&l.MaxStoresPerOrg, "max-stores-per-org", l.MaxStoresPerOrg,
+		fmt.Sprintf("memory stores an org may create through the memory stores API, 1 to %d (TEAMMEM_MAX_STORES_PER_ORG)", teammem.MaxStoresPerOrgCeiling))
 }
 
 // validate appends to errs what is wrong with l, naming the variable;
@@ -121,6 +130,9 @@ func (l LimitsConfig) validate(defaultMaxEntries int, errs *[]string) {
 	if l.MaxStreamsPerKey < 0 {
 		*errs = append(*errs, "TEAMMEM_MAX_STREAMS_PER_KEY must be >= 0 (0: no cap)")
 	}
+	if l.MaxStoresPerOrg < 1 || l.MaxStoresPerOrg > teammem.MaxStoresPerOrgCeiling {
+		*errs = append(*errs, fmt.Sprintf("TEAMMEM_MAX_STORES_PER_ORG must be between 1 and %d", teammem.MaxStoresPerOrgCeiling))
+	}
 	if l.MaxEntriesCeiling < 1 {
 		*errs = append(*errs, "TEAMMEM_MAX_ENTRIES_CEILING must be at least 1")
 	} else if defaultMaxEntries > l.MaxEntriesCeiling {
@@ -135,12 +147,13 @@ func (l LimitsConfig) apply(c *httpapi.Config) {
 	c.UserWrite, c.OrgWrite = l.UserWrite, l.OrgWrite
 	c.Read, c.UserRead, c.OrgRead = l.Read, l.UserRead, l.OrgRead
 	c.MaxKeysPerUser, c.MaxStreamsPerKey = l.MaxKeysPerUser, l.MaxStreamsPerKey
+	c.MaxStoresPerOrg = l.MaxStoresPerOrg
 }
 
 // String prints the limits for the start-up log.
 func (l LimitsConfig) String() string {
 	b := func(r httpapi.RateLimit) string { return fmt.Sprintf("%g/%d", r.Rate, r.Burst) }
-	return fmt.Sprintf("write_rate=%g write_burst=%d user_write=%s org_write=%s read=%s user_read=%s org_read=%s max_keys_per_user=%d max_streams_per_key=%d max_entries_ceiling=%d",
+	return fmt.Sprintf("write_rate=%g write_burst=%d user_write=%s org_write=%s read=%s user_read=%s org_read=%s max_keys_per_user=%d max_streams_per_key=%d max_entries_ceiling=%d max_stores_per_org=%d",
 		l.WriteRate, l.WriteBurst, b(l.UserWrite), b(l.OrgWrite), b(l.Read), b(l.UserRead), b(l.OrgRead),
-		l.MaxKeysPerUser, l.MaxStreamsPerKey, l.MaxEntriesCeiling)
+		l.MaxKeysPerUser, l.MaxStreamsPerKey, l.MaxEntriesCeiling, l.MaxStoresPerOrg)
 }

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/teammem/teammem/internal/httpapi"
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // TestLimitsConfig checks the limit settings: their documented defaults,
@@ -54,5 +57,41 @@ func TestLimitsConfig(t *testing.T) {
 		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("validate with bad %s = %v", name, err)
 		}
+	}
+}
+
+// TestMaxStoresPerOrgConfig checks TEAMMEM_MAX_STORES_PER_ORG: 1,000 by
+// default, set by the variable and the flag, reaching the API's config,
+// and refused outside 1 … the ceiling (or malformed) with a message that
+// names the variable.
+func TestMaxStoresPerOrgConfig(t *testing.T) {
+	c := defaultConfig()
+	if c.Limits.MaxStoresPerOrg != 1000 {
+		t.Fatalf("default max stores per org = %d, want 1000", c.Limits.MaxStoresPerOrg)
+	}
+	if err := c.loadEnv(envOf(map[string]string{"TEAMMEM_MAX_STORES_PER_ORG": "25"})); err != nil {
+		t.Fatal(err)
+	}
+	var api httpapi.Config
+	c.Limits.apply(&api)
+	if api.MaxStoresPerOrg != 25 || c.validate() != nil || !strings.Contains(c.String(), "max_stores_per_org=25") {
+		t.Fatalf("after the environment: %+v, %v, %s", api, c.validate(), c.String())
+	}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	c.Limits.bindFlags(fs)
+	if err := fs.Parse([]string{"--max-stores-per-org=7"}); err != nil || c.Limits.MaxStoresPerOrg != 7 {
+		t.Fatalf("flag: %v, %d", err, c.Limits.MaxStoresPerOrg)
+	}
+	for _, v := range []int{0, -1, teammem.MaxStoresPerOrgCeiling + 1} {
+		c := defaultConfig()
+		c.Limits.MaxStoresPerOrg = v
+		if err := c.validate(); err == nil || !strings.Contains(err.Error(), "TEAMMEM_MAX_STORES_PER_ORG") {
+			t.Errorf("validate with max stores per org %d = %v", v, err)
+		}
+	}
+	d := defaultConfig()
+	if err := d.loadEnv(envOf(map[string]string{"TEAMMEM_MAX_STORES_PER_ORG": "many"})); err == nil ||
+		!strings.Contains(err.Error(), "TEAMMEM_MAX_STORES_PER_ORG") {
+		t.Errorf("malformed cap: %v", err)
 	}
 }

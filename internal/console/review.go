@@ -87,6 +87,10 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 	pv := proposalView{Proposal: p, Pending: p.Status == teammem.ProposalPending}
 	for _, ch := range p.Changes {
 		cv := changeView{ProposedChange: ch}
+		if teammem.StoreOp(ch.Op) {
+			pv.Changes = append(pv.Changes, storeChangeView(cv, p.Findings))
+			continue
+		}
 		for _, f := range p.Findings {
 			if f.Path == ch.Key {
 				cv.Findings = append(cv.Findings, f)
@@ -126,6 +130,17 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 		pv.Changes = append(pv.Changes, cv)
 	}
 	return pv, nil
+}
+
+// storeChangeView is the view of a change of a memory store's own fields:
+// not an entry, so the proposed fields (JSON) are the whole change, and
+// every finding is about them.
+func storeChangeView(cv changeView, found []teammem.PoisonFinding) changeView {
+	cv.New = cv.Op == teammem.OpStoreCreate
+	cv.Lines = lineDiff("", cv.Content)
+	cv.Added = len(cv.Lines)
+	cv.Findings = found
+	return cv
 }
 
 // decide serves POST /ui/review/approve and /ui/review/reject: POST

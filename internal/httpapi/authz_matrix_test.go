@@ -62,8 +62,9 @@ type matrixRow struct {
 }
 
 // matrixRows lists every route. {r} is the principal's own repo (acme/r-<p>),
-// so that writes of one principal never change what another one sees. Reads
-// come before the writes that would change their answer.
+// so that writes of one principal never change what another one sees, and
+// {s} the principal's own API memory store of acme. Reads come before the
+// writes that would change their answer.
 func matrixRows() []matrixRow {
 	v1 := "/v1/repos/acme/r-{p}"
 	return []matrixRow{
@@ -108,6 +109,15 @@ func matrixRows() []matrixRow {
 		{"POST", "/v1/org/keys", `{"name":"k-{p}"}`, expect(201, with(unauth, pReadOnly, 403)...)},
 		{"DELETE", v1 + "/team", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 200)...)},
 		{"DELETE", v1 + "/team?purge=history", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 200)...)},
+		// Memory stores: reading and writing an API store takes the team
+		// roles; archiving (which cannot be undone) and deleting take
+		// moderation; another org does not see acme's stores.
+		{"GET", "/v1/memory_stores/{s}?beta=true", "", expect(200, teamRead...)},
+		{"POST", "/v1/memory_stores?beta=true", `{"name":"made by {p}"}`, expect(200, with(teamWrite, pOther, 200)...)},
+		{"POST", "/v1/memory_stores/{s}?beta=true", `{"name":"renamed by {p}"}`, expect(200, with(teamWrite, pOther, 404)...)},
+		{"POST", "/v1/memory_stores/{s}/memories?beta=true", `{"path":"/by-{p}.md","content":"x"}`, expect(200, with(teamWrite, pOther, 404)...)},
+		{"POST", "/v1/memory_stores/{s}/archive?beta=true", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 404)...)},
+		{"DELETE", "/v1/memory_stores/{s}?beta=true", "", expect(403, with(unauth, pAdmin, 200, pOwner, 200, pOther, 404)...)},
 	}
 }
 
@@ -142,8 +152,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 		other := MustOrg(t, st, "evil", teammem.OrgSettings{})
 		_, keys[pOther] = MustUserKey(t, st, other, "mallory", teammem.RoleOwner)
 
-		// Every principal gets its own acme repo with team and personal data.
+		// Every principal gets its own acme repo with team and personal
+		// data, and its own API store.
+		stores := map[string]string{}
 		for _, p := range principals {
+			stores[p] = e.do("POST", "/v1/memory_stores?beta=true", e.keys[teammem.RoleOwner], map[string]any{"name": "store of " + p}).
+				want(t, 200).JSON(t)["id"].(string)
 			repo := "/v1/repos/acme/r-" + p
 			e.do("PUT", repo+"/team/entries/a.md", e.keys[teammem.RoleOwner], teamMarker).want(t, 200)
 			e.do("PUT", repo+"/team/entries/MEMORY.md", e.keys[teammem.RoleOwner], "- [a](a.md) — "+teamMarker+"\n").want(t, 200)
@@ -152,7 +166,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 
 		for _, row := range matrixRows() {
 			for _, p := range principals {
-				path := strings.ReplaceAll(row.path, "{p}", p)
+				path := strings.ReplaceAll(strings.ReplaceAll(row.path, "{p}", p), "{s}", stores[p])
 				body := strings.ReplaceAll(row.body, "{p}", p)
 				var b any
 				if body != "" {

@@ -106,6 +106,11 @@ func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	resp := wire.EntryWriteResult{WriteResult: writeResultOf(res), Key: key}
+	for _, f := range res.SkippedSecrets {
+		if f.KeyChecksum != "" {
+			resp.Key = f.Path // the key holds the secret: never repeated
+		}
+	}
 	if len(res.SkippedSecrets) == 0 && len(res.SkippedTombstoned) == 0 {
 		resp.EntryChecksum = teammem.EntryChecksum(up.Content)
 		w.Header().Set("ETag", `"`+resp.EntryChecksum+`"`)

@@ -51,7 +51,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.writeStoreError(w, r, err)
 		return
 	}
-	err = asTooLarge(err)
+	err = asTooLarge(s.withhold(r, err))
 	code := teammem.ErrorCode(err)
 	status, ok := statusByCode[code]
 	if !ok {
@@ -59,7 +59,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if code == teammem.EInternal || code == teammem.EUnavailable {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
-			slog.String("code", code), slog.String("error", err.Error()))
+			slog.String("code", code), slog.String("error", s.logText(r, err)))
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="teammem"`)
@@ -70,6 +70,38 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: teammem.ErrorDetails(err)}})
+}
+
+// withhold clears an error of any secret the request carried, a key or a
+// slug it names (teammem.WithholdSecrets), before it is answered.
+func (s *Server) withhold(r *http.Request, err error) error {
+	return teammem.WithholdSecrets(s.readyScanner(), principal(r).Org, err)
+}
+
+// readyScanner is the server's scanner when it can scan now, else nil: an
+// error answer never waits for the rules to compile. In those first moments
+// after start an error is answered as it is; the write path's own refusals
+// wait for the rules and are cleared all the same (teammem.Writer).
+func (s *Server) readyScanner() teammem.SecretScanner {
+	sc := s.writer.Scanner
+	if rd, ok := sc.(interface{ Ready() error }); ok && rd.Ready() != nil {
+		return nil
+	}
+	return sc
+}
+
+// logText is err's text for the log, or a placeholder when the text holds
+// what looks like a secret (a wrapped error may name a key).
+func (s *Server) logText(r *http.Request, err error) string {
+	text := err.Error()
+	if sc := s.readyScanner(); sc != nil {
+		for _, f := range sc.ScanEntry(principal(r).Org, "log", teammem.NameScanText(text)) {
+			if f.RuleID != teammem.RuleScannerUnavailable {
+				return "(error text withheld: it holds what looks like a secret, " + f.Label + ")"
+			}
+		}
+	}
+	return text
 }
 
 // asTooLarge returns err, or for a body over its limit the too_large error

@@ -51,7 +51,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if err := authorize(p, actTeamRead, false); err != nil {
 		return err
 	}
-	slug, err := repoSlug(r)
+	slug, err := s.repoSlug(r)
 	if err != nil {
 		return err
 	}

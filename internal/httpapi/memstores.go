@@ -50,9 +50,13 @@ func isStorePath(path string) bool {
 }
 
 // isStoreMemoryWrite reports whether a request writes memories of a store
-// (a create, update or delete under …/memories), which takes a write token
-// on the one write path instead of a read token.
+// (a create, update or delete under …/memories) or creates a store, which
+// takes a write token (on the one write path, or in createStore) instead
+// of a read token.
 func isStoreMemoryWrite(method, path string) bool {
+	if method == http.MethodPost && path == "/v1/memory_stores" {
+		return true
+	}
 	rest, ok := strings.CutPrefix(path, "/v1/memory_stores/")
 	if !ok || method == http.MethodGet || method == http.MethodHead {
 		return false
@@ -122,7 +126,7 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 	if sr.store.Archived() {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
 	}
-	req.Explicit = true
+	req.Explicit, req.RefuseSecrets = true, true
 	call := writeCall(r, sr.p, sr.api, sr.store.Repo.Slug, sr.store.Space.Scope, req)
 	call.Target = teammem.Target{Repo: sr.store.Repo, Space: sr.store.Space}
 	res, err := s.write(r.Context(), call)

@@ -210,16 +210,21 @@ func (s *Server) scanText(org teammem.Org, v string) error {
 	if s.writer.Scanner == nil || v == "" {
 		return nil
 	}
-	if len(s.writer.Scanner.ScanEntry(org, "store", v)) > 0 {
+	if len(s.writer.Scanner.ScanEntry(org, "store", teammem.NameScanText(v))) > 0 {
 		return teammem.Errorf(teammem.EInvalid, teammem.MsgContentSecret)
 	}
 	return nil
 }
 
 // createStore serves POST /v1/memory_stores: an org store without a repo.
+// A create spends a write token, as a memory write does, and an org holds
+// at most MaxStoresPerOrg stores.
 func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	if err := authorize(p, actTeamWrite, true); err != nil {
+		return err
+	}
+	if err := s.limiter.allowWrite(p, s.now()); err != nil {
 		return err
 	}
 	var body storeFields
@@ -233,7 +238,11 @@ func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cp := teammem.MemoryStoreCreateParams{Name: *up.Name, Metadata: up.Metadata}
+	found, err := s.reviewStoreFields(r, p, "", teammem.OpStoreCreate, up, "")
+	if err != nil {
+		return err
+	}
+	cp := teammem.MemoryStoreCreateParams{Name: *up.Name, Metadata: up.Metadata, MaxStores: s.maxStoresPerOrg()}
 	if up.Description != nil {
 		cp.Description = *up.Description
 	}
@@ -242,8 +251,17 @@ func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.audit(r.Context(), p, "memory_store.create", "", m.ID(), nil)
+	s.auditStoreFindings(r, p, m.ID(), found)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
+}
+
+// maxStoresPerOrg is the store cap in effect.
+func (s *Server) maxStoresPerOrg() int {
+	if s.cfg.MaxStoresPerOrg > 0 {
+		return s.cfg.MaxStoresPerOrg
+	}
+	return teammem.DefaultMaxStoresPerOrg
 }
 
 // getStore serves GET /v1/memory_stores/{store_id}.
@@ -291,20 +309,26 @@ func (s *Server) updateStore(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	found, err := s.reviewStoreFields(r, sr.p, sr.store.Repo.Slug, teammem.OpStoreFields, up, sr.store.FieldsChecksum())
+	if err != nil {
+		return err
+	}
 	m, err := s.store.MemoryStoreUpdate(r.Context(), sr.p.Org.ID, sr.store.Space.ID, up)
 	if err != nil {
 		s.forgetIfArchived(sr, err)
 		return err
 	}
 	s.storeChanged(r.Context(), sr.store)
+	s.auditStoreFindings(r, sr.p, m.ID(), found)
 	writeJSON(w, http.StatusOK, storeOf(m))
 	return nil
 }
 
 // archiveStore serves POST /v1/memory_stores/{store_id}/archive: the store
-// becomes read-only for good.
+// becomes read-only for good, which no one can undo, so it takes what a
+// delete takes: moderation (admins and owners).
 func (s *Server) archiveStore(w http.ResponseWriter, r *http.Request) error {
-	sr, err := s.apiStore(r, false)
+	sr, err := s.apiStore(r, true)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func (s *Server) storeHandle(fn handlerFunc) http.HandlerFunc {
 // carries Retry-After, so the Claude Code client backs off instead of
 // counting a permanent failure.
 func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
-	err = asTooLarge(err)
+	err = asTooLarge(s.withhold(r, err))
 	code := teammem.ErrorCode(err)
 	t, ok := storeErrorTypes[code]
 	if !ok {
@@ -65,7 +65,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	}
 	if code == teammem.EInternal || code == teammem.EUnavailable {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
-			slog.String("code", code), slog.String("error", err.Error()))
+			slog.String("code", code), slog.String("error", s.logText(r, err)))
 	}
 	switch code {
 	case teammem.EUnauthorized:

@@ -243,7 +243,7 @@ func (s *Server) countPushTooLarge(r *http.Request, err error) {
 		s.recordWrite(r.Context(), c.caller, apiClaudeCode, r.URL.Query().Get("repo"), teammem.WriteResult{}, err)
 	case r.Method != http.MethodGet && s.routeLabels[route] && strings.HasPrefix(route, "/v1/repos/{owner}/{name}/{scope}"):
 		// Every route of a space but the reads writes to it.
-		slug, _ := repoSlug(r)
+		slug, _ := s.repoSlug(r)
 		s.recordWrite(r.Context(), c.caller, apiV1, slug, teammem.WriteResult{}, err)
 	}
 }

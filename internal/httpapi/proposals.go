@@ -119,9 +119,24 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 	if prop.Status != teammem.ProposalPending {
 		return teammem.Errorf(teammem.EConflict, "proposal %d was %s already", prop.ID, prop.Status)
 	}
+	if _, _, ok := prop.StoreChange(); ok {
+		return s.approveStoreChange(w, r, p, d, prop)
+	}
 	id := strconv.FormatInt(prop.ID, 10)
 	call := writeCall(r, p, apiV1, prop.Repo, prop.Scope, prop.Request())
 	call.Approve = &prop
+	if uid, ok := teammem.StoreRepoUID(prop.Repo); ok {
+		// A write held in an API store: no slug reaches its hidden repo,
+		// so the store is named by its id, as its own routes do.
+		m, err := s.store.MemoryStoreGet(r.Context(), p.Org.ID, uid)
+		if err != nil {
+			return err
+		}
+		if m.Archived() {
+			return teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+		}
+		call.Target = teammem.Target{Repo: m.Repo, Space: m.Space}
+	}
 	call.Audit = []teammem.AuditEvent{{Action: "proposal.approve", Target: id,
 		Details: map[string]any{"author": prop.Author, "entries": len(prop.Changes)}}}
 	res, err := s.write(r.Context(), call)

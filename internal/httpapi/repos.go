@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -11,15 +12,19 @@ import (
 	"github.com/teammem/teammem/internal/wire"
 )
 
-// repoSlug returns the repo slug of a /v1 request: owner and name unescaped.
-func repoSlug(r *http.Request) (string, error) {
+// repoSlug returns the repo slug of a /v1 request: owner and name
+// unescaped. A refusal never repeats a slug that holds a secret.
+func (s *Server) repoSlug(r *http.Request) (string, error) {
 	owner, err1 := pathParam(r, chi.URLParam(r, "owner"))
 	name, err2 := pathParam(r, chi.URLParam(r, "name"))
 	if err1 != nil || err2 != nil {
 		return "", teammem.Errorf(teammem.EInvalid, "repo path is not validly escaped")
 	}
 	slug := owner + "/" + name
-	return slug, teammem.ValidateRepoSlug(slug)
+	if err := teammem.ValidateRepoSlug(slug); err != nil {
+		return slug, s.slugError(principal(r).Org, slug, err)
+	}
+	return slug, nil
 }
 
 // spaceReq is a resolved /v1 space request.
@@ -37,7 +42,7 @@ type spaceReq struct {
 // creates them only once it has something to commit (see s.write).
 func (s *Server) resolveSpace(r *http.Request, write bool) (*spaceReq, error) {
 	p := principal(r)
-	slug, err := repoSlug(r)
+	slug, err := s.repoSlug(r)
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +69,16 @@ func spaceHeadKey(p teammem.Principal, slug string, scope teammem.Scope) headKey
 // loadSpace loads a repo's space for p, as resolveSpace describes. Reads
 // take the head from the cache when it is fresh; writes always read it.
 func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string, scope teammem.Scope, write bool) (*spaceReq, error) {
+	// A slug must be a repo's, checked here whichever dialect brought it:
+	// the hidden repo of an API store ("@memstore/…") is reachable only
+	// through its store, under that store's own limits. The head cache
+	// holds stores' heads under their hidden slugs (s.write), which no
+	// valid slug starts like; every other slug it holds was validated
+	// when it was read from the database below, so a cached head costs
+	// no second validation.
+	if strings.HasPrefix(slug, "@") {
+		return nil, s.slugError(p.Org, slug, teammem.ValidateRepoSlug(slug))
+	}
 	sr := &spaceReq{p: p, slug: slug, scope: scope}
 	hk := spaceHeadKey(p, slug, scope)
 	now := time.Now()
@@ -73,7 +88,23 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 		sr.repo, sr.space = h.repo, h.space
 		return sr, nil
 	}
+	if err := teammem.ValidateRepoSlug(slug); err != nil {
+		return nil, s.slugError(p.Org, slug, err)
+	}
 	repo, err := s.store.RepoGet(ctx, p.Org.ID, slug)
+	if err == nil && repo.Store {
+		err = teammem.Errorf(teammem.ENotFound, "repo not found") // unreachable with a valid slug; never a store's
+	}
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		// The refusals below name the slug: not one that holds a secret.
+		// A write is refused for it, a read finds nothing.
+		if serr := s.refuseSecret(p.Org, "repo", slug); serr != nil {
+			if !write {
+				serr = teammem.Errorf(teammem.ENotFound, "repo not found")
+			}
+			return nil, serr
+		}
+	}
 	switch {
 	case teammem.ErrorCode(err) == teammem.ENotFound && write && p.Org.Limits(s.cfg.Defaults).AutoCreateRepos:
 		sr.repo = teammem.Repo{OrgID: p.Org.ID, Slug: slug}
@@ -95,6 +126,15 @@ func (s *Server) loadSpace(ctx context.Context, p teammem.Principal, slug string
 		s.cache.putHead(hk, sr.repo, sr.space, now)
 	}
 	return sr, err
+}
+
+// slugError is err, the refusal of slug, or the refusal of the secret it
+// holds (which err would repeat).
+func (s *Server) slugError(org teammem.Org, slug string, err error) error {
+	if serr := s.refuseSecret(org, "repo", slug); serr != nil {
+		return serr
+	}
+	return err
 }
 
 func (sr *spaceReq) ref() teammem.SpaceRef {
@@ -124,12 +164,15 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
 	if err := authorize(p, actTeamRead, false); err != nil {
 		return err
 	}
-	slug, err := repoSlug(r)
+	slug, err := s.repoSlug(r)
 	if err != nil {
 		return err
 	}
 	repo, err := s.store.RepoGet(r.Context(), p.Org.ID, slug)
 	if teammem.ErrorCode(err) == teammem.ENotFound {
+		if s.refuseSecret(p.Org, "repo", slug) != nil {
+			return teammem.Errorf(teammem.ENotFound, "repo not found") // never repeating a secret
+		}
 		return teammem.Errorf(teammem.ENotFound, "repo %q not found", slug)
 	} else if err != nil {
 		return err

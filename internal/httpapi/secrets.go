@@ -38,7 +38,7 @@ func RefuseSecret(sc teammem.SecretScanner, org teammem.Org, field, value string
 	if sc == nil || value == "" {
 		return nil
 	}
-	found := sc.ScanEntry(org, field, value)
+	found := sc.ScanEntry(org, field, teammem.NameScanText(value))
 	if len(found) == 0 {
 		return nil
 	}

@@ -55,6 +55,10 @@ type Config struct {
 	// MaxStreamsPerKey caps the event streams one key holds open on this
 	// replica; 0 means no cap.
 	MaxStreamsPerKey int
+	// MaxStoresPerOrg caps the memory stores an org creates through the
+	// memory stores API (TEAMMEM_MAX_STORES_PER_ORG); 0 means
+	// teammem.DefaultMaxStoresPerOrg.
+	MaxStoresPerOrg int
 	// StreamRecheck is how often an open event stream re-reads its key and
 	// user from the database (30 s when 0).
 	StreamRecheck time.Duration

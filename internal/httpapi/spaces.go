@@ -121,7 +121,7 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 
 // v1Call is the write call of a /v1 request on the space its path names.
 func (s *Server) v1Call(r *http.Request, req teammem.WriteRequest) (teammem.WriteCall, error) {
-	slug, err := repoSlug(r)
+	slug, err := s.repoSlug(r)
 	if err != nil {
 		return teammem.WriteCall{}, err
 	}

@@ -87,7 +87,9 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	var sp teammem.Space
 	err := teammem.ValidateRepoSlug(slug)
-	if err == nil {
+	if err != nil {
+		err = s.slugError(p.Org, slug, err)
+	} else {
 		var sr *spaceReq
 		if sr, err = s.loadSpace(r.Context(), p, slug, teammem.ScopeTeam, false); err == nil {
 			sp = sr.space

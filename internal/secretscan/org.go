@@ -55,7 +55,9 @@ var largeScans = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 
 // RuleScannerUnavailable is the rule id of the one finding ScanEntry reports
 // for any content when the rules failed to compile.
-const RuleScannerUnavailable = "scanner-unavailable"
+// (teammem.RuleScannerUnavailable, which the write path tells apart from a
+// secret in a key).
+const RuleScannerUnavailable = teammem.RuleScannerUnavailable
 
 // errScannerBuilding is Ready's answer while the rules compile.
 var errScannerBuilding = errors.New("the secret scanner is still compiling its rules")

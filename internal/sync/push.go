@@ -302,7 +302,12 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 // committed records what the server accepted as the new bases.
 func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res BatchResult, upserts []BatchUpsert, deletes []BatchDelete) error {
 	secrets := map[string]teammem.SkippedSecret{}
+	byKeySum := map[string]teammem.SkippedSecret{} // keys holding a secret, which the report does not name
 	for _, s := range res.SkippedSecrets {
+		if s.KeyChecksum != "" {
+			byKeySum[s.KeyChecksum] = s
+			continue
+		}
 		secrets[s.Path] = s
 	}
 	tombstoned := map[string]bool{}
@@ -311,6 +316,9 @@ func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res
 	}
 	for _, u := range upserts {
 		secret, refused := secrets[u.Key]
+		if !refused && len(byKeySum) > 0 {
+			secret, refused = byKeySum[teammem.EntryChecksum(u.Key)]
+		}
 		switch {
 		case refused:
 			rep.Skipped = append(rep.Skipped, serverSecretSkip(secret))

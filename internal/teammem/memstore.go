@@ -54,6 +54,17 @@ func ValidMemoryID(id string) bool { return memoryIDRE.MatchString(id) }
 // StoreRepoSlug is the slug of the hidden repo row of an API-created store.
 func StoreRepoSlug(uid string) string { return storeRepoPrefix + uid }
 
+// StoreRepoUID returns the store UID a hidden repo slug names, and whether
+// slug is one (exactly as StoreRepoSlug writes it).
+func StoreRepoUID(slug string) (string, bool) {
+	uid, ok := strings.CutPrefix(slug, storeRepoPrefix)
+	if !ok {
+		return "", false
+	}
+	_, valid := StoreUID(StoreIDPrefix + uid)
+	return uid, valid
+}
+
 // StoreID is a space's store id.
 func StoreID(sp Space) string { return StoreIDPrefix + sp.UID }
 
@@ -196,6 +207,28 @@ type MemoryStoreCreateParams struct {
 	Name        string
 	Description string
 	Metadata    map[string]string
+	// MaxStores, when above 0, is the most API stores the org may hold
+	// (archived ones count): the create is refused with TooManyStores,
+	// atomically with every other create of the org.
+	MaxStores int
+}
+
+// The stores-per-org cap (TEAMMEM_MAX_STORES_PER_ORG): its default and the
+// highest value it may be set to.
+const (
+	DefaultMaxStoresPerOrg = 1000
+	MaxStoresPerOrgCeiling = 100000
+)
+
+// TooManyStoresCode is the error_code of TooManyStores.
+const TooManyStoresCode = "memory_store_limit_reached"
+
+// TooManyStores is the refusal of a create over the org's store cap:
+// ETooLarge, which the memory stores answer as Anthropic's 400
+// invalid_request_error.
+func TooManyStores(max int) error {
+	return Errorf(ETooLarge, "the organization has reached its limit of %d memory stores; delete one before creating another", max).
+		WithDetails(map[string]any{"error_code": TooManyStoresCode, "max_stores_per_org": max})
 }
 
 // MemoryStoreUpdateParams changes an API store; nil fields stay as they are.

@@ -2,6 +2,7 @@ package teammem
 
 import (
 	"context"
+	"errors"
 	"runtime"
 )
 
@@ -161,7 +162,13 @@ func (s *scanner) scan(ctx context.Context, key, content string) error {
 	}
 	r := scanResult{content: content}
 	if s.w.Scanner != nil {
-		r.findings = s.w.Scanner.ScanEntry(s.org, key, content)
+		// The key is stored, listed and shown like the content: a secret
+		// in a file's name skips (or refuses) the file as one in its text
+		// does, reported without the name.
+		r.findings = KeyFindings(key, s.w.Scanner.ScanEntry(s.org, key, NameScanText(key)))
+		if len(r.findings) == 0 {
+			r.findings = s.w.Scanner.ScanEntry(s.org, key, content)
+		}
 	}
 	// Only content the secret scan passed is checked for poisoning, so an
 	// excerpt never shows a secret the scanner knows of.
@@ -178,4 +185,50 @@ func upsertBytes(req WriteRequest) int {
 		n += len(u.Content)
 	}
 	return n
+}
+
+// withholdSecrets is WithholdSecrets with the Writer's scanner.
+func (w *Writer) withholdSecrets(org Org, err error) error {
+	return WithholdSecrets(w.Scanner, org, err)
+}
+
+// WithholdSecrets returns err, or, when its message or a string detail
+// repeats a secret a request carried (a refusal may name the key or slug it
+// refuses, and those may hold a secret), the same refusal without it: the
+// message says which rule found it, the details that held it are dropped.
+// Only refusals are scanned, so a clean write pays nothing; a nil sc, or
+// one that cannot scan, withholds nothing.
+func WithholdSecrets(sc SecretScanner, org Org, err error) error {
+	var te *Error
+	if sc == nil || !errors.As(err, &te) {
+		return err
+	}
+	scan := func(v string) []SkippedSecret {
+		var out []SkippedSecret
+		for _, f := range sc.ScanEntry(org, "error", NameScanText(v)) {
+			if f.RuleID != RuleScannerUnavailable { // nothing to withhold: it found nothing
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	found := scan(te.Message)
+	msg := te.Message
+	if len(found) > 0 {
+		msg = "a key or name in this request holds what looks like a secret (" + found[0].Label + "); use one without it"
+	}
+	details := make(map[string]any, len(te.Details))
+	for k, v := range te.Details {
+		if str, ok := v.(string); ok {
+			if f := scan(str); len(f) > 0 {
+				found = append(found, f...)
+				continue
+			}
+		}
+		details[k] = v
+	}
+	if len(found) == 0 {
+		return err
+	}
+	return (&Error{Code: te.Code, Message: msg}).WithDetails(details)
 }

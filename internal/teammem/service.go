@@ -98,6 +98,12 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	if err := authorizeWrite(call); err != nil {
 		return res, err
 	}
+	// A refusal may name the key it refuses, and a key may hold a secret.
+	defer func() {
+		if err != nil {
+			err = w.withholdSecrets(call.Principal.Org, err)
+		}
+	}()
 	p, req := call.Principal, call.Request
 	limits := p.Org.Limits(w.Defaults)
 	if err := checkCall(call, limits); err != nil {

@@ -32,7 +32,9 @@ func (s *keyScanner) ScanEntry(_ teammem.Org, key, content string) []teammem.Ski
 func (s *keyScanner) take() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := slices.Sorted(slices.Values(s.keys))
+	// Each entry's key is scanned as well as its content: one name per
+	// entry scanned.
+	keys := slices.Compact(slices.Sorted(slices.Values(s.keys)))
 	s.keys = nil
 	return keys
 }

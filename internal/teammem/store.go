@@ -159,7 +159,10 @@ type Store interface {
 	// personal spaces.
 	MemoryStoreList(ctx context.Context, orgID int64, f MemoryStoreFilter) ([]MemoryStore, error)
 	// MemoryStoreCreate creates an API store: a hidden repo row, its empty
-	// team space and the store's fields, in one transaction.
+	// team space and the store's fields, in one transaction; with
+	// p.MaxStores set it refuses (TooManyStores, ETooLarge) an org that
+	// holds that many API stores already, atomically with every other
+	// create of the org.
 	MemoryStoreCreate(ctx context.Context, orgID int64, p MemoryStoreCreateParams) (MemoryStore, error)
 	// MemoryStoreUpdate changes an API store's fields (ENotFound when the
 	// space is not one), under the space's write lock, so that an archive

@@ -25,6 +25,12 @@ type WriteRequest struct {
 	// space (a memory stores create or update): exempt from the tombstone
 	// rule, which guards against whole-mirror re-uploads of stale copies.
 	Explicit bool
+	// RefuseSecrets refuses the whole write when any upsert holds a
+	// secret, whatever the org's secret policy (ESecretDetected): for a
+	// dialect that has no way to report a skipped file but a refusal (the
+	// memory stores), where skipping one half of a rename would commit
+	// the other.
+	RefuseSecrets bool
 }
 
 // Upsert writes one entry. Base, when not nil, is the checksum the writer
@@ -59,12 +65,47 @@ type Delete struct {
 }
 
 // SkippedSecret reports an entry left out because the scanner found a
-// secret in it. It names the rule, never the secret.
+// secret in it (its content, or its key). It names the rule, never the
+// secret.
 type SkippedSecret struct {
+	// Path is the entry's key, or WithheldKey when the key itself holds
+	// the secret: a report never repeats one.
 	Path   string `json:"path"`
 	RuleID string `json:"ruleId"`
 	Label  string `json:"label"`
 	Line   int    `json:"line"`
+	// KeyChecksum, set when the key itself holds the secret, is
+	// EntryChecksum of the key: how the sender tells which of its files
+	// was left out without the report naming it.
+	KeyChecksum string `json:"keyChecksum,omitempty"`
+}
+
+// WithheldKey stands in a report for an entry key that holds a secret.
+const WithheldKey = "[key withheld: it holds a secret]"
+
+// RuleScannerUnavailable is the rule id of the finding a SecretScanner
+// reports for anything while it cannot scan: the write fails closed, but
+// no key is said to hold a secret.
+const RuleScannerUnavailable = "scanner-unavailable"
+
+// KeyFindings turns the findings of a scan of key itself (of
+// NameScanText(key)) into the report of a key that holds a secret: one per
+// rule (the views repeat it), on line 1, naming WithheldKey and the key's
+// checksum, never the key. A scanner that cannot scan is reported as is.
+func KeyFindings(key string, found []SkippedSecret) []SkippedSecret {
+	var out []SkippedSecret
+	seen := map[string]bool{}
+	for _, f := range found {
+		if seen[f.RuleID] {
+			continue
+		}
+		seen[f.RuleID] = true
+		if f.RuleID != RuleScannerUnavailable {
+			f.Path, f.KeyChecksum, f.Line = WithheldKey, EntryChecksum(key), 1
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // Conflict reports the current state of an entry whose base did not hold.
@@ -217,7 +258,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 		}
 		if in.Scan != nil {
 			if found := in.Scan(u.Key, u.Content); len(found) > 0 {
-				if in.Limits.SecretPolicy == SecretPolicyReject {
+				if in.Limits.SecretPolicy == SecretPolicyReject || req.RefuseSecrets {
 					rejected = append(rejected, found...)
 				} else {
 					res.SkippedSecrets = append(res.SkippedSecrets, found...)

@@ -100,6 +100,21 @@ func (db *DB) MemoryStoreCreate(ctx context.Context, orgID int64, p teammem.Memo
 	uid, at := randomUID(), now()
 	var spaceID int64
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if p.MaxStores > 0 {
+			// Lock the org, then count in a statement of its own: under
+			// READ COMMITTED only a later statement sees the store of the
+			// create that held the lock before.
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE`, orgID); err != nil {
+				return err
+			}
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM memory_stores WHERE org_id = $1`, orgID).Scan(&n); err != nil {
+				return err
+			}
+			if n >= p.MaxStores {
+				return teammem.TooManyStores(p.MaxStores)
+			}
+		}
 		var repoID int64
 		if err := tx.QueryRow(ctx, `INSERT INTO repos (org_id, slug, created_at, store) VALUES ($1, $2, $3, true) RETURNING id`,
 			orgID, teammem.StoreRepoSlug(uid), at).Scan(&repoID); err != nil {

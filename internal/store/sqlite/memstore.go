@@ -112,6 +112,17 @@ func (db *DB) MemoryStoreCreate(ctx context.Context, orgID int64, p teammem.Memo
 		return teammem.MemoryStore{}, err
 	}
 	defer tx.Rollback()
+	if p.MaxStores > 0 {
+		// The immediate transaction holds the one writer: no other create
+		// counts or inserts in between.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_stores WHERE org_id = ?`, orgID).Scan(&n); err != nil {
+			return teammem.MemoryStore{}, interpret(err)
+		}
+		if n >= p.MaxStores {
+			return teammem.MemoryStore{}, teammem.TooManyStores(p.MaxStores)
+		}
+	}
 	var repoID, spaceID int64
 	if err := tx.QueryRowContext(ctx, `INSERT INTO repos (org_id, slug, created_at, store) VALUES (?, ?, ?, 1) RETURNING id`,
 		orgID, teammem.StoreRepoSlug(uid), at).Scan(&repoID); err != nil {

@@ -53,6 +53,8 @@ func Run(t *testing.T, open Opener) {
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryStores":        testMemoryStores,
+		"StoreCap":            testStoreCap,
+		"StoreCapConcurrent":  testStoreCapConcurrent,
 		"ConsoleSessions":     testConsoleSessions,
 		"KeysWithPrefix":      testKeysWithPrefix,
 		"ConsoleOverview":     testConsoleOverview,
