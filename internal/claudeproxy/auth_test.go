@@ -216,7 +216,9 @@ func TestDotSegmentsRefusedNeverForwarded(t *testing.T) {
 // status.claude.com), with x-should-retry: false, and Warn hears one line
 // per cause however many requests failed.
 func TestOwnFailuresAnswerAndSayWhy(t *testing.T) {
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	// 127.0.0.3, not 127.0.0.1: the test servers bind 127.0.0.1:0 and may be
+	// handed the port just closed, but nothing listens on 127.0.0.3.
+	dead, err := net.Listen("tcp", "127.0.0.3:0")
 	if err != nil {
 		t.Fatal(err)
 	}
