@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -33,6 +34,10 @@ type proposalView struct {
 	teammem.Proposal
 	Changes []changeView
 	Pending bool
+	// Store is the memory store id when the proposal is to a store made
+	// through the memory stores API (its repo is hidden: no page of the
+	// console shows it by slug), else "".
+	Store string
 }
 
 // reviewPage is the data of /ui/review.
@@ -84,7 +89,7 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 	if err := a.get(r.Context(), "/v1/proposals/"+strconv.FormatInt(id, 10), &p); err != nil {
 		return proposalView{}, err
 	}
-	pv := proposalView{Proposal: p, Pending: p.Status == teammem.ProposalPending}
+	pv := proposalView{Proposal: p, Pending: p.Status == teammem.ProposalPending, Store: storeOf(p.Repo)}
 	for _, ch := range p.Changes {
 		cv := changeView{ProposedChange: ch}
 		if teammem.StoreOp(ch.Op) {
@@ -98,8 +103,7 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 		}
 		// Erased content has nothing to diff: the view says it was redacted.
 		if pv.Pending && !ch.Redacted {
-			var raw []byte
-			err := a.get(r.Context(), entryPath(p.Repo, ch.Key), &raw)
+			current, err := currentContent(r.Context(), a, p.Repo, ch.Key)
 			switch teammem.ErrorCode(err) {
 			case "":
 			case teammem.ENotFound:
@@ -107,7 +111,6 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 			default:
 				return pv, err
 			}
-			current := string(raw)
 			sum := ""
 			if !cv.New {
 				sum = teammem.EntryChecksum(current)
@@ -130,6 +133,18 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 		pv.Changes = append(pv.Changes, cv)
 	}
 	return pv, nil
+}
+
+// currentContent is the current content of key in repo's team space: by
+// the repo's entry route, or by the store's id for an API store's hidden
+// repo. A not_found error says there is none.
+func currentContent(ctx context.Context, a api, repo, key string) (string, error) {
+	if store := storeOf(repo); store != "" {
+		return storeContent(ctx, a, store, key)
+	}
+	var raw []byte
+	err := a.get(ctx, entryPath(repo, key), &raw)
+	return string(raw), err
 }
 
 // storeChangeView is the view of a change of a memory store's own fields:

@@ -92,6 +92,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 // Anthropic's envelope.
 func (s *Server) requireStoreKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := reqContextOf(r.Context()); c != nil && c.inProcess {
+			next.ServeHTTP(w, r) // the console's own call, as its signed-in key (requireKey)
+			return
+		}
 		p, err := s.authenticate(r)
 		if err != nil {
 			s.writeStoreError(w, r, err)
