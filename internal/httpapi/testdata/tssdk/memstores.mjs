@@ -1,0 +1,203 @@
+// memstores.mjs drives teammem's Memory Stores API with the official
+// TypeScript SDK (@anthropic-ai/sdk, the package directory in TEAMMEM_TS_SDK)
+// and prints one JSON object on stdout: {"checks":[{name, got, want}]}.
+// The Go test (memstores_tssdk_test.go) starts the server, passes its address
+// and keys in the environment, and asserts every check; this script decides
+// nothing itself, so a thrown error is reported as a check too.
+//
+// Environment: TEAMMEM_URL and the keys TEAMMEM_KEY_OWNER, TEAMMEM_KEY_VIEWER;
+// TEAMMEM_LIMITED_URL and TEAMMEM_LIMITED_KEY name a second server whose key
+// has a single write token, for the 429 case.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const sdkDir = process.env.TEAMMEM_TS_SDK;
+const sdk = await import(pathToFileURL(path.join(sdkDir, 'index.mjs')).href);
+const Anthropic = sdk.default;
+
+const checks = [];
+
+// check records one observation and what the SDK's declarations want.
+function check(name, got, want) {
+  checks.push({ name, got: got === undefined ? null : got, want });
+}
+
+// client is an SDK client on url with key that never retries, so that a
+// retryable answer shows as the error it is.
+function client(url, key, opts = {}) {
+  return new Anthropic({ apiKey: key, baseURL: url, maxRetries: 0, ...opts });
+}
+
+// shapeProblems lists how obj differs from a shape of field → type, where a
+// type is 'string', 'number', 'object', 'string|null', 'object|null' or a
+// literal value in quotes ("'memory'").
+function shapeProblems(obj, shape) {
+  const out = [];
+  if (obj === null || typeof obj !== 'object') return ['not an object'];
+  for (const [k, t] of Object.entries(shape)) {
+    const v = obj[k];
+    const ok = t.split('|').some((alt) => {
+      if (alt.startsWith("'")) return v === alt.slice(1, -1);
+      if (alt === 'null') return v === null;
+      if (alt === 'rfc3339') return typeof v === 'string' && !Number.isNaN(Date.parse(v)) && /T.*(Z|[+-]\d\d:\d\d)$/.test(v);
+      if (alt === 'object') return v !== null && typeof v === 'object';
+      return typeof v === alt;
+    });
+    if (!ok) out.push(`${k}: ${JSON.stringify(v)} is not ${t}`);
+  }
+  return out;
+}
+
+// The object shapes of resources/beta/memory-stores/*.d.ts.
+const storeShape = {
+  id: 'string', type: "'memory_store'", name: 'string', description: 'string', metadata: 'object',
+  archived_at: 'rfc3339|null', created_at: 'rfc3339', updated_at: 'rfc3339',
+};
+const memoryShape = {
+  id: 'string', type: "'memory'", path: 'string', content_sha256: 'string', content_size_bytes: 'number',
+  memory_store_id: 'string', memory_version_id: 'string', created_at: 'rfc3339', updated_at: 'rfc3339',
+};
+const versionShape = {
+  id: 'string', type: "'memory_version'", memory_id: 'string', memory_store_id: 'string', operation: 'string',
+  created_at: 'rfc3339', created_by: 'object',
+};
+
+// caught runs fn and returns the error it throws, or null.
+async function caught(fn) {
+  try {
+    await fn();
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+// errorInfo is what a test compares of an SDK error: its class, status and
+// the error object of the body.
+function errorInfo(err) {
+  if (err === null) return null;
+  return {
+    class: err.constructor?.name,
+    status: err.status ?? null,
+    type: err.error?.error?.type ?? null,
+  };
+}
+
+// collect drains an auto-paging iterator.
+async function collect(page) {
+  const out = [];
+  for await (const item of page) out.push(item);
+  return out;
+}
+
+const cases = {};
+
+// stores: every method of client.beta.memoryStores, with auto-paging.
+cases.stores = async () => {
+  const c = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER);
+  const ms = c.beta.memoryStores;
+  const s = await ms.create({ name: 'ts notes', description: 'from the TS SDK', metadata: { team: 'a' } });
+  check('stores.create shape', shapeProblems(s, storeShape), []);
+  check('stores.create fields', [s.name, s.description, s.metadata], ['ts notes', 'from the TS SDK', { team: 'a' }]);
+  const got = await ms.retrieve(s.id);
+  check('stores.retrieve id', got.id, s.id);
+  const up = await ms.update(s.id, { name: 'ts notes 2', metadata: { team: null, owner: 'b' } });
+  check('stores.update fields', [up.name, up.metadata], ['ts notes 2', { owner: 'b' }]);
+  for (let i = 0; i < 24; i++) await ms.create({ name: `bulk ${i}` });
+  const all = await collect(ms.list({ limit: 10 }));
+  check('stores.list auto-paging count', all.length, 25);
+  check('stores.list auto-paging unique', new Set(all.map((x) => x.id)).size, 25);
+  const arch = await ms.archive(s.id);
+  check('stores.archive archived_at set', shapeProblems(arch, { ...storeShape, archived_at: 'rfc3339' }), []);
+  const live = await collect(ms.list({ limit: 100 }));
+  check('stores.list hides archived', live.some((x) => x.id === s.id), false);
+  const withArch = await collect(ms.list({ limit: 100, include_archived: true }));
+  check('stores.list include_archived', withArch.some((x) => x.id === s.id), true);
+  const del = await ms.delete(s.id);
+  check('stores.delete', del, { id: s.id, type: 'memory_store_deleted' });
+  const gone = await caught(() => ms.retrieve(s.id));
+  check('stores.retrieve deleted → NotFoundError', errorInfo(gone), { class: 'NotFoundError', status: 404, type: 'not_found_error' });
+};
+
+// memories: every method of .memories, with auto-paging and depth.
+cases.memories = async () => {
+  const c = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER);
+  const ms = c.beta.memoryStores;
+  const s = await ms.create({ name: 'ts memories' });
+  const m = await ms.memories.create(s.id, { path: '/a/b.md', content: 'hello' });
+  check('memories.create shape', shapeProblems(m, memoryShape), []);
+  check('memories.create path and store', [m.path, m.memory_store_id], ['/a/b.md', s.id]);
+  const got = await ms.memories.retrieve(m.id, { memory_store_id: s.id });
+  check('memories.retrieve content', [got.content, got.content_sha256, got.content_size_bytes], ['hello', m.content_sha256, 5]);
+  const up = await ms.memories.update(m.id, {
+    memory_store_id: s.id, path: '/c.md', content: 'hello again',
+    precondition: { type: 'content_sha256', content_sha256: m.content_sha256 },
+  });
+  check('memories.update keeps the id across a rename', [up.id, up.path], [m.id, '/c.md']);
+  for (let i = 0; i < 30; i++) await ms.memories.create(s.id, { path: `/many/d${i % 3}/${i}.md`, content: `n${i}` });
+  const all = await collect(ms.memories.list(s.id, { limit: 7 }));
+  check('memories.list auto-paging count', all.length, 31);
+  check('memories.list items are memories', all.every((x) => x.type === 'memory'), true);
+  const top = await collect(ms.memories.list(s.id, { path_prefix: '/many/', depth: 1 }));
+  check('memories.list depth=1 prefixes', top.map((x) => [x.type, x.path]), [
+    ['memory_prefix', '/many/d0/'], ['memory_prefix', '/many/d1/'], ['memory_prefix', '/many/d2/'],
+  ]);
+  const del = await ms.memories.delete(m.id, { memory_store_id: s.id });
+  check('memories.delete', del, { id: m.id, type: 'memory_deleted' });
+  const gone = await caught(() => ms.memories.retrieve(m.id, { memory_store_id: s.id }));
+  check('memories.retrieve deleted → NotFoundError', errorInfo(gone), { class: 'NotFoundError', status: 404, type: 'not_found_error' });
+};
+
+// versions: every method of .memoryVersions.
+cases.versions = async () => {
+  const c = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER);
+  const ms = c.beta.memoryStores;
+  const s = await ms.create({ name: 'ts versions' });
+  const m = await ms.memories.create(s.id, { path: '/v.md', content: 'one' });
+  await ms.memories.update(m.id, { memory_store_id: s.id, content: 'two' });
+  await ms.memories.update(m.id, { memory_store_id: s.id, content: 'three' });
+  const vs = await collect(ms.memoryVersions.list(s.id, { memory_id: m.id, limit: 2 }));
+  check('memoryVersions.list auto-paging count', vs.length, 3);
+  check('memoryVersions.list shape', shapeProblems(vs[0], versionShape), []);
+  const first = vs[vs.length - 1];
+  check('memoryVersions.list oldest is created', first.operation, 'created');
+  const got = await ms.memoryVersions.retrieve(first.id, { memory_store_id: s.id });
+  check('memoryVersions.retrieve', [got.id, got.content], [first.id, 'one']);
+  const red = await ms.memoryVersions.redact(first.id, { memory_store_id: s.id });
+  check('memoryVersions.redact clears', [red.content ?? null, red.path ?? null, red.content_sha256 ?? null, typeof red.redacted_at],
+    [null, null, null, 'string']);
+};
+
+// errors: the SDK's own error classes for 400, 403, 404, 409 and 429.
+cases.errors = async () => {
+  const owner = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const viewer = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_VIEWER).beta.memoryStores;
+  const s = await owner.create({ name: 'ts errors' });
+  const m = await owner.memories.create(s.id, { path: '/e.md', content: 'e' });
+  check('viewer create store → PermissionDeniedError', errorInfo(await caught(() => viewer.create({ name: 'no' }))),
+    { class: 'PermissionDeniedError', status: 403, type: 'permission_error' });
+  const bad = await caught(() => owner.memories.create(s.id, { path: 'relative.md', content: 'x' }));
+  check('bad path → BadRequestError', errorInfo(bad), { class: 'BadRequestError', status: 400, type: 'invalid_request_error' });
+  const stale = await caught(() => owner.memories.update(m.id, {
+    memory_store_id: s.id, content: 'new', precondition: { type: 'content_sha256', content_sha256: 'a'.repeat(64) },
+  }));
+  check('stale precondition → ConflictError', [errorInfo(stale)?.class, errorInfo(stale)?.status], ['ConflictError', 409]);
+  const missing = await caught(() => owner.retrieve('memstore_doesnotexist'));
+  check('unknown store → NotFoundError', errorInfo(missing), { class: 'NotFoundError', status: 404, type: 'not_found_error' });
+  const lim = client(process.env.TEAMMEM_LIMITED_URL, process.env.TEAMMEM_LIMITED_KEY).beta.memoryStores;
+  const ls = await lim.create({ name: 'ts limited' });
+  await caught(() => lim.memories.create(ls.id, { path: '/1.md', content: '1' }));
+  const limited = await caught(() => lim.memories.create(ls.id, { path: '/2.md', content: '2' }));
+  check('second write → RateLimitError', errorInfo(limited), { class: 'RateLimitError', status: 429, type: 'rate_limit_error' });
+};
+
+const only = process.argv.slice(2);
+for (const [name, fn] of Object.entries(cases)) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  try {
+    await fn();
+  } catch (err) {
+    check(`${name}: threw`, `${err?.constructor?.name}: ${err?.message}`, null);
+  }
+}
+process.stdout.write(JSON.stringify({ checks }) + '\n');
