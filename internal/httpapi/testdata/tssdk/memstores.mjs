@@ -191,6 +191,17 @@ cases.errors = async () => {
   check('second write → RateLimitError', errorInfo(limited), { class: 'RateLimitError', status: 429, type: 'rate_limit_error' });
 };
 
+// requestId: the SDK reads the request id from the request-id header, in
+// withResponse().request_id, _request_id and APIError.requestID.
+cases.requestId = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const { data, request_id: rid } = await ms.create({ name: 'ts request ids' }).withResponse();
+  check('withResponse().request_id is set', typeof rid === 'string' && rid.length > 0, true);
+  check('_request_id equals request_id', data._request_id, rid);
+  const err = await caught(() => ms.retrieve('memstore_doesnotexist'));
+  check('APIError.requestID is set', typeof err?.requestID === 'string' && err.requestID.length > 0, true);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
