@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/teammem/teammem/internal/httpapi"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -30,5 +31,41 @@ func TestRequestIDHeader(t *testing.T) {
 		if x == "" || rid != x || (c.id != "" && rid != c.id) {
 			t.Errorf("%s: X-Request-Id %q, request-id %q (sent %q)", c.name, x, rid, c.id)
 		}
+	}
+}
+
+// TestStoreErrorRetryHints: every non-retryable refusal of the store
+// routes says x-should-retry: false (the SDKs retry a 409 otherwise); a 429
+// says nothing of the kind and carries Retry-After.
+func TestStoreErrorRetryHints(t *testing.T) {
+	e := newV1Env(t, MustOpenStore(t), nil)
+	owner, viewer := e.keys[teammem.RoleOwner], e.keys[teammem.RoleViewer]
+	id := e.do(http.MethodPost, "/v1/memory_stores?beta=true", owner, map[string]any{"name": "hints"}).want(t, 200).JSON(t)["id"].(string)
+	mems := "/v1/memory_stores/" + id + "/memories?beta=true"
+	e.do(http.MethodPost, mems, owner, map[string]any{"path": "/a.md", "content": "a"}).want(t, 200)
+	for _, c := range []struct {
+		name, method, path, key string
+		body                    any
+		status                  int
+	}{
+		{"400", http.MethodPost, mems, owner, map[string]any{"path": "bad", "content": "x"}, 400},
+		{"401", http.MethodGet, "/v1/memory_stores?beta=true", "tm_wrong", nil, 401},
+		{"403", http.MethodPost, "/v1/memory_stores?beta=true", viewer, map[string]any{"name": "no"}, 403},
+		{"404", http.MethodGet, "/v1/memory_stores/memstore_nope?beta=true", owner, nil, 404},
+		{"409", http.MethodPost, mems, owner, map[string]any{"path": "/a.md", "content": "again"}, 409},
+	} {
+		r := e.do(c.method, c.path, c.key, c.body).want(t, c.status)
+		if got := r.Header.Get("x-should-retry"); got != "false" {
+			t.Errorf("%s: x-should-retry = %q, want false", c.name, got)
+		}
+	}
+	l := newV1Env(t, MustOpenStore(t), func(c *httpapi.Config) { c.WriteRate, c.WriteBurst = 0.0001, 1 })
+	owner = l.keys[teammem.RoleOwner]
+	id = l.do(http.MethodPost, "/v1/memory_stores?beta=true", owner, map[string]any{"name": "hints"}).want(t, 200).JSON(t)["id"].(string)
+	mems = "/v1/memory_stores/" + id + "/memories?beta=true"
+	l.do(http.MethodPost, mems, owner, map[string]any{"path": "/a.md", "content": "a"}).want(t, 200)
+	r := l.do(http.MethodPost, mems, owner, map[string]any{"path": "/b.md", "content": "b"}).want(t, 429)
+	if r.Header.Get("x-should-retry") == "false" || r.Header.Get("Retry-After") == "" {
+		t.Errorf("429: x-should-retry %q, Retry-After %q", r.Header.Get("x-should-retry"), r.Header.Get("Retry-After"))
 	}
 }

@@ -51,7 +51,9 @@ func (s *Server) storeHandle(fn handlerFunc) http.HandlerFunc {
 
 // writeStoreError writes err in Anthropic's envelope. A 429 or 503 always
 // carries Retry-After, so the Claude Code client backs off instead of
-// counting a permanent failure.
+// counting a permanent failure; every other 4xx says x-should-retry:
+// false, the hint the official SDKs read before retrying (they would
+// otherwise retry a 409 as they do a 429).
 func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
 	err = asTooLarge(err)
 	code := teammem.ErrorCode(err)
@@ -78,6 +80,9 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		w.Header().Set("Retry-After", ra)
 	case teammem.EUnavailable:
 		w.Header().Set("Retry-After", "5")
+	}
+	if retryable := t.status == http.StatusTooManyRequests || t.status >= 500; !retryable {
+		w.Header().Set("X-Should-Retry", "false")
 	}
 	body := map[string]any{"type": t.typ, "message": teammem.ErrorMessage(err)}
 	for _, k := range []string{"conflicting_path", "conflicting_memory_id"} {

@@ -202,6 +202,39 @@ cases.requestId = async () => {
   check('APIError.requestID is set', typeof err?.requestID === 'string' && err.requestID.length > 0, true);
 };
 
+// retryHints: a non-retryable error says x-should-retry: false, so the SDK
+// does not retry a 409; 429 and 503 carry retry-after.
+cases.retryHints = async () => {
+  let calls = 0;
+  const counting = (url, init) => {
+    calls++;
+    return fetch(url, init);
+  };
+  const c = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER, { maxRetries: 2, fetch: counting });
+  const ms = c.beta.memoryStores;
+  const s = await ms.create({ name: 'ts retries' });
+  const m = await ms.memories.create(s.id, { path: '/r.md', content: 'r' });
+  for (const [name, fn] of [
+    ['409', () => ms.memories.create(s.id, { path: '/r.md', content: 'again' })],
+    ['400', () => ms.memories.create(s.id, { path: 'bad', content: 'x' })],
+    ['404', () => ms.retrieve('memstore_doesnotexist')],
+  ]) {
+    calls = 0;
+    const err = await caught(fn);
+    check(`${name} x-should-retry`, err?.headers?.get('x-should-retry') ?? null, 'false');
+    check(`${name} sent once though maxRetries is 2`, calls, 1);
+  }
+  const viewer = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_VIEWER).beta.memoryStores;
+  const denied = await caught(() => viewer.memories.delete(m.id, { memory_store_id: s.id }));
+  check('403 x-should-retry', denied?.headers?.get('x-should-retry') ?? null, 'false');
+  const lim = client(process.env.TEAMMEM_LIMITED_URL, process.env.TEAMMEM_LIMITED_KEY).beta.memoryStores;
+  const ls = await lim.create({ name: 'ts retry-after' });
+  await caught(() => lim.memories.create(ls.id, { path: '/1.md', content: '1' }));
+  const limited = await caught(() => lim.memories.create(ls.id, { path: '/2.md', content: '2' }));
+  check('429 retry-after is whole seconds', /^\d+$/.test(limited?.headers?.get('retry-after') ?? ''), true);
+  check('429 x-should-retry is not false', limited?.headers?.get('x-should-retry') === 'false', false);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
