@@ -247,7 +247,7 @@ func (s *Server) updateConflict(r *http.Request, sr *storeReq, e teammem.Entry, 
 			return s.conflictAt(r.Context(), sr, newKey, "a memory already exists at path "+teammem.MemoryPath(newKey))
 		}
 	}
-	return s.conflictAt(r.Context(), sr, e.Key, "the memory's content_sha256 does not match the precondition")
+	return preconditionFailed(e.Key, "the memory's content_sha256 does not match the precondition")
 }
 
 // deleteMemory serves DELETE …/memories/{memory_id} (E7), under
@@ -270,7 +270,7 @@ func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := s.storeWrite(r, sr, teammem.WriteRequest{Deletes: []teammem.Delete{{Key: e.Key, Base: &base}}}); err != nil {
 		if teammem.ErrorCode(err) == teammem.EConflict {
-			return s.conflictAt(r.Context(), sr, e.Key, "the memory's content_sha256 does not match expected_content_sha256")
+			return preconditionFailed(e.Key, "the memory's content_sha256 does not match expected_content_sha256")
 		}
 		return err
 	}

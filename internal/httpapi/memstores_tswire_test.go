@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/teammem/teammem/internal/httpapi"
@@ -67,5 +68,44 @@ func TestStoreErrorRetryHints(t *testing.T) {
 	r := l.do(http.MethodPost, mems, owner, map[string]any{"path": "/b.md", "content": "b"}).want(t, 429)
 	if r.Header.Get("x-should-retry") == "false" || r.Header.Get("Retry-After") == "" {
 		t.Errorf("429: x-should-retry %q, Retry-After %q", r.Header.Get("x-should-retry"), r.Header.Get("Retry-After"))
+	}
+}
+
+// TestStoreConflictTypes: a 409 of the public API says which condition
+// failed, memory_path_conflict_error naming the memory in the way (the
+// one below a directory too) or memory_precondition_failed_error; Claude
+// Code's dialect keeps its one conflict_error, with the same names.
+func TestStoreConflictTypes(t *testing.T) {
+	e := newV1Env(t, MustOpenStore(t), nil)
+	key := e.keys[teammem.RoleOwner]
+	id := e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, map[string]any{"name": "conflicts"}).want(t, 200).JSON(t)["id"].(string)
+	base := "/v1/memory_stores/" + id + "/memories"
+	todo := e.do(http.MethodPost, base+"?beta=true", key, map[string]any{"path": "/notes/todo.md", "content": "t"}).want(t, 200).JSON(t)["id"].(string)
+	stale := map[string]any{"content": "n", "precondition": map[string]any{"type": "content_sha256", "content_sha256": strings.Repeat("a", 64)}}
+	for _, c := range []struct {
+		name, method, path string
+		body               any
+		typ, cc            string // the public API's type, Claude Code's
+		conflictingPath    string // "" when not checked
+	}{
+		{"taken path", http.MethodPost, base, map[string]any{"path": "/notes/todo.md", "content": "x"}, "memory_path_conflict_error", "conflict_error", "/notes/todo.md"},
+		{"memory below", http.MethodPost, base, map[string]any{"path": "/notes", "content": "x"}, "memory_path_conflict_error", "conflict_error", "/notes/todo.md"},
+		{"memory above", http.MethodPost, base, map[string]any{"path": "/notes/todo.md/x.md", "content": "x"}, "memory_path_conflict_error", "conflict_error", "/notes/todo.md"},
+		{"stale update", http.MethodPost, base + "/" + todo, stale, "memory_precondition_failed_error", "conflict_error", ""},
+		{"stale delete", http.MethodDelete, base + "/" + todo + "?expected_content_sha256=" + strings.Repeat("a", 64), nil, "memory_precondition_failed_error", "conflict_error", ""},
+	} {
+		for _, d := range []struct{ query, want string }{{"beta=true", c.typ}, {"", c.cc}} {
+			p := c.path
+			if d.query != "" {
+				p += map[bool]string{true: "&", false: "?"}[strings.Contains(p, "?")] + d.query
+			}
+			ee := e.do(c.method, p, key, c.body).want(t, 409).JSON(t)["error"].(map[string]any)
+			if ee["type"] != d.want {
+				t.Errorf("%s (%q): type %v, want %s", c.name, d.query, ee["type"], d.want)
+			}
+			if c.conflictingPath != "" && (ee["conflicting_path"] != c.conflictingPath || ee["conflicting_memory_id"] != todo) {
+				t.Errorf("%s (%q): conflicting %v %v, want %s %s", c.name, d.query, ee["conflicting_path"], ee["conflicting_memory_id"], c.conflictingPath, todo)
+			}
+		}
 	}
 }

@@ -30,8 +30,8 @@ var storeErrorTypes = map[string]struct {
 	teammem.EForbidden:          {http.StatusForbidden, "permission_error"},
 	teammem.ENotFound:           {http.StatusNotFound, "not_found_error"},
 	teammem.EGone:               {http.StatusNotFound, "not_found_error"},
-	teammem.EConflict:           {http.StatusConflict, "conflict_error"},
-	teammem.EPreconditionFailed: {http.StatusConflict, "conflict_error"},
+	teammem.EConflict:           {http.StatusConflict, "memory_path_conflict_error"},
+	teammem.EPreconditionFailed: {http.StatusConflict, "memory_precondition_failed_error"},
 	teammem.ETooLarge:           {http.StatusBadRequest, "invalid_request_error"},
 	teammem.ESecretDetected:     {http.StatusBadRequest, "invalid_request_error"},
 	teammem.ERateLimited:        {http.StatusTooManyRequests, "rate_limit_error"},
@@ -62,6 +62,12 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		t, code = storeErrorTypes[teammem.EInternal], teammem.EInternal
 	}
 	details := teammem.ErrorDetails(err)
+	if t.status == http.StatusConflict && memstoreDialect(r) == apiClaudeCodeMemory {
+		// Claude Code's memory service keeps the one 409 type it always
+		// had (reference claude-code-memory-stores §4.2): its client reads
+		// the status and conflicting_*, not the SDKs' finer types.
+		t.typ = "conflict_error"
+	}
 	if details["error_code"] == "request_too_large" {
 		t.status, t.typ = http.StatusRequestEntityTooLarge, "request_too_large"
 	}

@@ -235,6 +235,34 @@ cases.retryHints = async () => {
   check('429 x-should-retry is not false', limited?.headers?.get('x-should-retry') === 'false', false);
 };
 
+// conflicts: the 409 error objects the SDK declares.
+cases.conflicts = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts conflicts' });
+  const todo = await ms.memories.create(s.id, { path: '/notes/todo.md', content: 'todo' });
+  const other = await ms.memories.create(s.id, { path: '/other.md', content: 'other' });
+  const body = (err) => {
+    const e = err?.error?.error ?? {};
+    return { class: err?.constructor?.name, type: e.type ?? null, conflicting_path: e.conflicting_path ?? null, conflicting_memory_id: e.conflicting_memory_id ?? null };
+  };
+  const path = (p, id) => ({ class: 'ConflictError', type: 'memory_path_conflict_error', conflicting_path: p, conflicting_memory_id: id });
+  check('create at a taken path', body(await caught(() => ms.memories.create(s.id, { path: '/notes/todo.md', content: 'x' }))),
+    path('/notes/todo.md', todo.id));
+  check('create above a memory', body(await caught(() => ms.memories.create(s.id, { path: '/notes', content: 'x' }))),
+    path('/notes/todo.md', todo.id));
+  check('create below a memory', body(await caught(() => ms.memories.create(s.id, { path: '/notes/todo.md/deeper.md', content: 'x' }))),
+    path('/notes/todo.md', todo.id));
+  check('rename onto a taken path', body(await caught(() => ms.memories.update(other.id, { memory_store_id: s.id, path: '/notes/todo.md' }))),
+    path('/notes/todo.md', todo.id));
+  const pre = (err) => [err?.constructor?.name, err?.error?.error?.type ?? null];
+  check('stale update precondition', pre(await caught(() => ms.memories.update(todo.id, {
+    memory_store_id: s.id, content: 'new', precondition: { type: 'content_sha256', content_sha256: 'a'.repeat(64) },
+  }))), ['ConflictError', 'memory_precondition_failed_error']);
+  check('stale expected_content_sha256 on delete', pre(await caught(() => ms.memories.delete(todo.id, {
+    memory_store_id: s.id, expected_content_sha256: 'a'.repeat(64),
+  }))), ['ConflictError', 'memory_precondition_failed_error']);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
