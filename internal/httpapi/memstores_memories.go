@@ -231,11 +231,32 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := s.storeWrite(r, sr, req); err != nil {
 		if teammem.ErrorCode(err) == teammem.EConflict {
+			if cur, ok := s.alreadyApplied(r, sr, e.MemoryID, newKey, content); ok {
+				writeJSON(w, http.StatusOK, memoryOf(sr, cur, full))
+				return nil
+			}
 			return s.updateConflict(r, sr, e, newKey, err)
 		}
 		return s.createConflict(r.Context(), sr, newKey, err)
 	}
 	return s.writeMemory(w, r, sr, e.MemoryID, full)
+}
+
+// alreadyApplied reports whether an update refused by its precondition
+// asked for nothing new: the memory, read again, already has exactly the
+// requested content at the requested path. The SDKs declare that such an
+// update succeeds although the hashes differ (a retried write whose first
+// answer was lost); it writes no version. Claude Code's dialect keeps its
+// 409, which its client resolves by re-fetching.
+func (s *Server) alreadyApplied(r *http.Request, sr *storeReq, id, key, content string) (teammem.Entry, bool) {
+	if sr.api != apiMemoryStores {
+		return teammem.Entry{}, false
+	}
+	cur, err := s.store.MemoryGet(r.Context(), sr.p.Org.ID, sr.store.Space.ID, id)
+	if err != nil || cur.Key != key || cur.Content != content {
+		return teammem.Entry{}, false
+	}
+	return cur, true
 }
 
 // updateConflict says which condition of an update failed: the memory's own

@@ -109,3 +109,31 @@ func TestStoreConflictTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreStalePreconditionNoop: an update whose content_sha256
+// precondition no longer holds succeeds, writing nothing, when the memory
+// already has exactly the requested content and path; Claude Code's
+// dialect keeps its 409.
+func TestStoreStalePreconditionNoop(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newV1Env(t, st, nil)
+		key := e.keys[teammem.RoleOwner]
+		id := e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, map[string]any{"name": "noop"}).want(t, 200).JSON(t)["id"].(string)
+		base := "/v1/memory_stores/" + id + "/memories"
+		m := e.do(http.MethodPost, base+"?beta=true", key, map[string]any{"path": "/n.md", "content": "old"}).want(t, 200).JSON(t)
+		mem := base + "/" + m["id"].(string)
+		cur := e.do(http.MethodPost, mem+"?beta=true", key, map[string]any{"content": "new"}).want(t, 200).JSON(t)
+		stale := map[string]any{"type": "content_sha256", "content_sha256": m["content_sha256"]}
+		e.do(http.MethodPost, mem, key, map[string]any{"content": "new", "precondition": stale}).want(t, 409)
+		got := e.do(http.MethodPost, mem+"?beta=true", key, map[string]any{"content": "new", "path": "/n.md", "precondition": stale}).want(t, 200).JSON(t)
+		if got["memory_version_id"] != cur["memory_version_id"] || got["content_sha256"] != cur["content_sha256"] {
+			t.Errorf("no-op answered %v, want the current memory %v", got, cur)
+		}
+		e.do(http.MethodPost, mem+"?beta=true", key, map[string]any{"content": "newer", "precondition": stale}).want(t, 409)
+		e.do(http.MethodPost, mem+"?beta=true", key, map[string]any{"content": "new", "path": "/m.md", "precondition": stale}).want(t, 409)
+		vs := e.do(http.MethodGet, "/v1/memory_stores/"+id+"/memory_versions?beta=true", key, nil).want(t, 200).JSON(t)["data"].([]any)
+		if len(vs) != 2 {
+			t.Errorf("%d versions, want 2 (the no-op writes none)", len(vs))
+		}
+	})
+}

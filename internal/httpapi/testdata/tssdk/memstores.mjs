@@ -263,6 +263,24 @@ cases.conflicts = async () => {
   }))), ['ConflictError', 'memory_precondition_failed_error']);
 };
 
+// staleNoop: a stale content_sha256 precondition succeeds when the memory
+// already has exactly the requested content and path.
+cases.staleNoop = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts stale no-op' });
+  const m = await ms.memories.create(s.id, { path: '/n.md', content: 'old' });
+  const cur = await ms.memories.update(m.id, { memory_store_id: s.id, content: 'new' });
+  const stale = { type: 'content_sha256', content_sha256: m.content_sha256 };
+  const same = await caught(() => ms.memories.update(m.id, { memory_store_id: s.id, content: 'new', path: '/n.md', precondition: stale }));
+  check('stale precondition, same content and path → ok', errorInfo(same), null);
+  const again = await ms.memories.retrieve(m.id, { memory_store_id: s.id });
+  check('…and writes no version', again.memory_version_id, cur.memory_version_id);
+  const differs = await caught(() => ms.memories.update(m.id, { memory_store_id: s.id, content: 'newer', precondition: stale }));
+  check('stale precondition, other content → 409', errorInfo(differs)?.status, 409);
+  const moved = await caught(() => ms.memories.update(m.id, { memory_store_id: s.id, content: 'new', path: '/moved.md', precondition: stale }));
+  check('stale precondition, other path → 409', errorInfo(moved)?.status, 409);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
