@@ -81,6 +81,17 @@ func memoryView(r *http.Request, def string) (full bool, err error) {
 	return false, teammem.Errorf(teammem.EInvalid, "view must be basic or full")
 }
 
+// writeViewDefault is the view a create or update answers in without
+// ?view=: basic on the public API, as the SDKs declare (content null, sha
+// and size set), full in Claude Code's dialect, whose client has always
+// got the content back.
+func writeViewDefault(sr *storeReq) string {
+	if sr.api == apiMemoryStores {
+		return "basic"
+	}
+	return "full"
+}
+
 // createMemory serves POST …/memories (E5).
 func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	sr, err := s.resolveStore(r, true)
@@ -101,12 +112,12 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := checkContent(body.Content); err != nil {
 		return err
 	}
-	full, err := memoryView(r, "full")
-	if err != nil {
-		return err
-	}
 	if body.Precondition != nil && body.Precondition.Type == "not_exists" {
 		sr.api = apiClaudeCodeMemory
+	}
+	full, err := memoryView(r, writeViewDefault(sr))
+	if err != nil {
+		return err
 	}
 	// A create never overwrites, with or without Claude Code's not_exists:
 	// the public API names no other way to create.
@@ -185,7 +196,7 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	full, err := memoryView(r, "full")
+	full, err := memoryView(r, writeViewDefault(sr))
 	if err != nil {
 		return err
 	}

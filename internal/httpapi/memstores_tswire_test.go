@@ -137,3 +137,25 @@ func TestStoreStalePreconditionNoop(t *testing.T) {
 		}
 	})
 }
+
+// TestStoreWriteViewDefaults: a create or update of the public API answers
+// in the basic view unless ?view=full; Claude Code's dialect keeps full.
+func TestStoreWriteViewDefaults(t *testing.T) {
+	e := newV1Env(t, MustOpenStore(t), nil)
+	key := e.keys[teammem.RoleOwner]
+	id := e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, map[string]any{"name": "views"}).want(t, 200).JSON(t)["id"].(string)
+	base := "/v1/memory_stores/" + id + "/memories"
+	for _, c := range []struct {
+		name, query string
+		want        any
+	}{{"public", "?beta=true", nil}, {"public full", "?beta=true&view=full", "c"}, {"claude code", "", "c"}} {
+		m := e.do(http.MethodPost, base+c.query, key, map[string]any{"path": "/" + c.name + ".md", "content": "c"}).want(t, 200).JSON(t)
+		if m["content"] != c.want || m["content_sha256"] != sha("c") {
+			t.Errorf("%s create: content %v sha %v, want %v", c.name, m["content"], m["content_sha256"], c.want)
+		}
+		u := e.do(http.MethodPost, base+"/"+m["id"].(string)+c.query, key, map[string]any{"content": "c"}).want(t, 200).JSON(t)
+		if u["content"] != c.want {
+			t.Errorf("%s update: content %v, want %v", c.name, u["content"], c.want)
+		}
+	}
+}

@@ -281,6 +281,28 @@ cases.staleNoop = async () => {
   check('stale precondition, other path → 409', errorInfo(moved)?.status, 409);
 };
 
+// views: view defaults to basic on create, update and list, to full on
+// retrieve; an explicit view wins.
+cases.views = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts views' });
+  const m = await ms.memories.create(s.id, { path: '/v.md', content: 'viewed' });
+  check('create defaults to basic', m.content ?? null, null);
+  const up = await ms.memories.update(m.id, { memory_store_id: s.id, content: 'viewed again' });
+  check('update defaults to basic', up.content ?? null, null);
+  check('basic keeps sha and size', [up.content_sha256.length, up.content_size_bytes], [64, 12]);
+  const listed = await collect(ms.memories.list(s.id));
+  check('list defaults to basic', listed.map((x) => x.content ?? null), [null]);
+  const got = await ms.memories.retrieve(m.id, { memory_store_id: s.id });
+  check('retrieve defaults to full', got.content, 'viewed again');
+  const full = await ms.memories.create(s.id, { path: '/w.md', content: 'w', view: 'full' });
+  check('create with view=full', full.content, 'w');
+  const vs = await collect(ms.memoryVersions.list(s.id, { memory_id: m.id }));
+  check('versions list defaults to basic', vs.map((x) => x.content ?? null), [null, null]);
+  const v = await ms.memoryVersions.retrieve(vs[0].id, { memory_store_id: s.id });
+  check('version retrieve defaults to full', v.content, 'viewed again');
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
