@@ -137,11 +137,16 @@ type memoryPrefix struct {
 	Path string `json:"path"`
 }
 
-// memoryOf encodes an entry. The entry keeps no creation time of its own;
-// its last change stands in for both.
+// memoryOf encodes an entry. created_at is when the memory id was first
+// written, so edits and renames keep it; a store that never recorded it
+// (a zero time) falls back to the last change.
 func memoryOf(sr *storeReq, e teammem.Entry, full bool) memoryObject {
+	created := e.MemoryCreatedAt
+	if created.IsZero() || created.Unix() == 0 {
+		created = e.UpdatedAt
+	}
 	m := memoryObject{Type: "memory", ID: e.MemoryID, Path: teammem.MemoryPath(e.Key), ContentSHA256: teammem.ContentSHA256(e.Checksum),
-		ContentSizeBytes: e.Size, MemoryStoreID: sr.store.ID(), CreatedAt: e.UpdatedAt, UpdatedAt: e.UpdatedAt}
+		ContentSizeBytes: e.Size, MemoryStoreID: sr.store.ID(), CreatedAt: created, UpdatedAt: e.UpdatedAt}
 	if e.VersionRowID != 0 {
 		m.MemoryVersionID = teammem.VersionID(e.VersionRowID)
 	}

@@ -20,6 +20,9 @@ type Entry struct {
 	// ("mem_…"): kept by edits, carried by a rename, new when a deleted key
 	// is written again. A tombstone keeps the id it deleted.
 	MemoryID string `json:"-"`
+	// MemoryCreatedAt is when MemoryID was first written: kept by edits,
+	// carried by a rename, new with a new id (the memory's created_at).
+	MemoryCreatedAt time.Time `json:"-"`
 	// VersionRowID is the id of the version row that recorded the entry's
 	// current state (read only by MemoriesList and MemoryGet).
 	VersionRowID int64 `json:"-"`

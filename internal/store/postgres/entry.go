@@ -8,7 +8,7 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id`
+const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id, e.memory_created_at`
 
 // headsFrom reads the entries of a space without their authors.
 const headsFrom = ` FROM entries e WHERE e.org_id = $1 AND e.space_id = $2`
@@ -18,7 +18,7 @@ const entriesFrom = ` FROM entries e LEFT JOIN users u ON u.id = e.author_id WHE
 
 func scanHead(row pgx.Row, extra ...any) (teammem.Entry, error) {
 	var e teammem.Entry
-	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &e.UpdatedAt, &e.MemoryID}, extra...)
+	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &e.UpdatedAt, &e.MemoryID, &e.MemoryCreatedAt}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return e, interpret(err)
 	}
@@ -37,7 +37,7 @@ func scanEntry(row pgx.Row) (teammem.Entry, error) {
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
 	// The write path never needs the author's handle: no join with users.
-	rows, err := q.Query(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id`+headsFrom, orgID, spaceID)
+	rows, err := q.Query(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id, e.memory_created_at`+headsFrom, orgID, spaceID)
 	list, err := collect(rows, err, func(r pgx.Row) (teammem.Entry, error) { return scanHead(r) })
 	if err != nil {
 		return nil, err

@@ -11,21 +11,22 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id`
+const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id, e.memory_created_at`
 
 func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
 	var e teammem.Entry
-	var updated int64
-	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated, &e.MemoryID}, extra...)
+	var updated, created int64
+	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated, &e.MemoryID, &created}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return e, interpret(err)
 	}
-	e.UpdatedAt = fromMicros(updated)
+	e.UpdatedAt, e.MemoryCreatedAt = fromMicros(updated), fromMicros(created)
 	return e, nil
 }
 
 // headsSQL reads every entry head of a space.
-const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id
+const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id,
+		e.memory_created_at
 		FROM entries e WHERE e.org_id = ? AND e.space_id = ?`
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {

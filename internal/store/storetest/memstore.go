@@ -73,6 +73,40 @@ func testMemoryIDs(t *testing.T, b *bundle) {
 	wantCode(t, func() error { _, err := b.store.MemoryVersionGet(b.ctx, b.org.ID, other.ID, vs[0].ID); return err }(), teammem.ENotFound)
 }
 
+// testMemoryCreatedAt checks a memory's creation time: set by its first
+// write, kept by edits, carried by a rename, new for a key written again
+// after its delete.
+func testMemoryCreatedAt(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/created")
+	sp = b.apply(t, sp, write("a.md", "one"))
+	a := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md"))
+	if a.MemoryCreatedAt.IsZero() || !a.MemoryCreatedAt.Equal(a.UpdatedAt) {
+		t.Fatalf("first write: created %v, updated %v", a.MemoryCreatedAt, a.UpdatedAt)
+	}
+	// Times are kept to the microsecond: make the later writes tell apart.
+	time.Sleep(2 * time.Millisecond)
+	sp = b.apply(t, sp, write("a.md", "two"))
+	got := must[teammem.Entry](t)(b.store.MemoryGet(b.ctx, b.org.ID, sp.ID, a.MemoryID))
+	if !got.MemoryCreatedAt.Equal(a.MemoryCreatedAt) || !got.UpdatedAt.After(a.UpdatedAt) {
+		t.Fatalf("after an edit: created %v (was %v), updated %v", got.MemoryCreatedAt, a.MemoryCreatedAt, got.UpdatedAt)
+	}
+	sp = b.apply(t, sp, del("a.md"), teammem.EntryChange{Key: "dir/a.md", Op: teammem.OpWrite, Content: "two", MemoryID: a.MemoryID})
+	got = must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "dir/a.md"))
+	if !got.MemoryCreatedAt.Equal(a.MemoryCreatedAt) {
+		t.Fatalf("after a rename: created %v, want %v", got.MemoryCreatedAt, a.MemoryCreatedAt)
+	}
+	time.Sleep(2 * time.Millisecond)
+	sp = b.apply(t, sp, write("a.md", "three"))
+	again := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md"))
+	if !again.MemoryCreatedAt.After(a.MemoryCreatedAt) || !again.MemoryCreatedAt.Equal(again.UpdatedAt) {
+		t.Fatalf("re-created key: created %v, updated %v (the old memory's %v)", again.MemoryCreatedAt, again.UpdatedAt, a.MemoryCreatedAt)
+	}
+	list := must[[]teammem.Entry](t)(b.store.MemoriesList(b.ctx, b.org.ID, sp.ID, teammem.MemoryFilter{Prefix: "dir/", Limit: 10}))
+	if len(list) != 1 || !list[0].MemoryCreatedAt.Equal(a.MemoryCreatedAt) {
+		t.Fatalf("listing: %+v", list)
+	}
+}
+
 // testMemoryStores checks API stores: hidden from repo listings, visible
 // as stores, updated, archived and deleted with their memories.
 func testMemoryStores(t *testing.T, b *bundle) {

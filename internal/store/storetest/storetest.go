@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		"VersionRedact":       testVersionRedact,
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
+		"MemoryCreatedAt":     testMemoryCreatedAt,
 		"MemoryStores":        testMemoryStores,
 		"ConsoleSessions":     testConsoleSessions,
 		"KeysWithPrefix":      testKeysWithPrefix,

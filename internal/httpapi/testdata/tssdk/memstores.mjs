@@ -303,6 +303,21 @@ cases.views = async () => {
   check('version retrieve defaults to full', v.content, 'viewed again');
 };
 
+// createdAt: a memory's created_at stays put across updates and renames.
+cases.createdAt = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts created_at' });
+  const m = await ms.memories.create(s.id, { path: '/c.md', content: 'one' });
+  await new Promise((r) => setTimeout(r, 5)); // times are kept to the microsecond
+  const up = await ms.memories.update(m.id, { memory_store_id: s.id, content: 'two' });
+  check('update keeps created_at', up.created_at, m.created_at);
+  check('update moves updated_at', up.updated_at !== m.updated_at, true);
+  const moved = await ms.memories.update(m.id, { memory_store_id: s.id, path: '/d/c.md' });
+  check('rename keeps created_at', moved.created_at, m.created_at);
+  const listed = await collect(ms.memories.list(s.id));
+  check('list shows created_at', listed.map((x) => x.created_at), [m.created_at]);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
