@@ -107,6 +107,33 @@ func testMemoryCreatedAt(t *testing.T, b *bundle) {
 	}
 }
 
+// testMemoryStoreUpdatedAt checks a store's updated_at: moved by its name,
+// description, metadata and archiving, never by its memories; a repo
+// space's keeps its creation time.
+func testMemoryStoreUpdatedAt(t *testing.T, b *bundle) {
+	m := must[teammem.MemoryStore](t)(b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: "u"}))
+	// Times are kept to the microsecond: make the later writes tell apart.
+	time.Sleep(2 * time.Millisecond)
+	b.apply(t, m.Space, write("x.md", "x"))
+	got := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID))
+	if !got.UpdatedAt.Equal(m.UpdatedAt) {
+		t.Fatalf("a memory write moved the store's updated_at: %v → %v", m.UpdatedAt, got.UpdatedAt)
+	}
+	desc := "described"
+	got = must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{Description: &desc}))
+	if !got.UpdatedAt.After(m.UpdatedAt) {
+		t.Fatalf("a description change left updated_at at %v", got.UpdatedAt)
+	}
+	sp := b.space(t, "o/updated")
+	repo := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, sp.UID))
+	time.Sleep(2 * time.Millisecond)
+	b.apply(t, sp, write("y.md", "y"))
+	again := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, sp.UID))
+	if !again.UpdatedAt.Equal(repo.UpdatedAt) || !again.UpdatedAt.Equal(again.CreatedAt) {
+		t.Fatalf("repo space store: updated_at %v → %v (created %v)", repo.UpdatedAt, again.UpdatedAt, again.CreatedAt)
+	}
+}
+
 // testMemoryStores checks API stores: hidden from repo listings, visible
 // as stores, updated, archived and deleted with their memories.
 func testMemoryStores(t *testing.T, b *bundle) {

@@ -52,6 +52,7 @@ func Run(t *testing.T, open Opener) {
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryCreatedAt":     testMemoryCreatedAt,
+		"MemoryStoreUpdated":  testMemoryStoreUpdatedAt,
 		"MemoryStores":        testMemoryStores,
 		"ConsoleSessions":     testConsoleSessions,
 		"KeysWithPrefix":      testKeysWithPrefix,

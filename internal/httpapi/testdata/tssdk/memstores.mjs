@@ -318,6 +318,25 @@ cases.createdAt = async () => {
   check('list shows created_at', listed.map((x) => x.created_at), [m.created_at]);
 };
 
+// storeUpdatedAt: a store's updated_at moves with its name, description,
+// metadata and archiving, not with its memories.
+cases.storeUpdatedAt = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts updated_at' });
+  const tick = () => new Promise((r) => setTimeout(r, 5)); // times are kept to the microsecond
+  await tick();
+  const m = await ms.memories.create(s.id, { path: '/u.md', content: 'u' });
+  await ms.memories.update(m.id, { memory_store_id: s.id, content: 'v' });
+  await ms.memories.delete(m.id, { memory_store_id: s.id });
+  check('memory changes leave the store updated_at', (await ms.retrieve(s.id)).updated_at, s.updated_at);
+  await tick();
+  const up = await ms.update(s.id, { metadata: { k: 'v' } });
+  check('a metadata change moves updated_at', Date.parse(up.updated_at) > Date.parse(s.updated_at), true);
+  await tick();
+  const arch = await ms.archive(s.id);
+  check('archiving moves updated_at', Date.parse(arch.updated_at) > Date.parse(up.updated_at), true);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
