@@ -108,7 +108,8 @@ func truncateID(id string) string {
 }
 
 // storeWrite commits req to the store through the one write path, with
-// the dialect's rules around it: archived stores refuse every write; a
+// the dialect's rules around it: archived stores refuse every write but a
+// delete (the SDKs declare their memories can still be deleted); a
 // secret the org's policy would skip is refused instead (a client told
 // "saved" would never retry, nor warn its user); a write held for review,
 // or refused by poisoning: reject, answers 400 "content rejected by safety
@@ -119,7 +120,7 @@ func truncateID(id string) string {
 // the commit, under the space's lock that archiving takes too, since the
 // store was loaded before and may have been archived since.
 func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
-	if sr.store.Archived() {
+	if sr.store.Archived() && len(req.Upserts) > 0 {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
 	}
 	req.Explicit = true

@@ -159,3 +159,46 @@ func TestStoreWriteViewDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestArchivedStoreTakesDeletes: an archived store's memories can be read
+// and deleted, its versions redacted and the store deleted, on both
+// drivers; creates, updates and renames stay refused, with the message
+// Claude Code maps to store_archived.
+func TestArchivedStoreTakesDeletes(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newV1Env(t, st, nil)
+		key := e.keys[teammem.RoleOwner]
+		id := e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, map[string]any{"name": "archived"}).want(t, 200).JSON(t)["id"].(string)
+		base := "/v1/memory_stores/" + id
+		a := e.do(http.MethodPost, base+"/memories?beta=true", key, map[string]any{"path": "/a.md", "content": "a"}).want(t, 200).JSON(t)["id"].(string)
+		b := e.do(http.MethodPost, base+"/memories?beta=true", key, map[string]any{"path": "/b.md", "content": "b"}).want(t, 200).JSON(t)["id"].(string)
+		e.do(http.MethodPost, base+"/archive?beta=true", key, nil).want(t, 200)
+		for _, w := range []struct {
+			name, method, path string
+			body               any
+		}{
+			{"create", http.MethodPost, base + "/memories?beta=true", map[string]any{"path": "/c.md", "content": "c"}},
+			{"update", http.MethodPost, base + "/memories/" + b + "?beta=true", map[string]any{"content": "x"}},
+			{"rename", http.MethodPost, base + "/memories/" + b + "?beta=true", map[string]any{"path": "/moved.md"}},
+		} {
+			if _, msg := errMessage(t, e.do(w.method, w.path, key, w.body).want(t, 400)); msg != teammem.MsgArchived {
+				t.Errorf("%s in an archived store: %q", w.name, msg)
+			}
+		}
+		e.do(http.MethodGet, base+"/memories/"+a+"?beta=true", key, nil).want(t, 200)
+		e.do(http.MethodDelete, base+"/memories/"+a+"?beta=true", key, nil).want(t, 200)
+		e.do(http.MethodGet, base+"/memories/"+a+"?beta=true", key, nil).want(t, 404)
+		if got := e.do(http.MethodGet, base+"/memories/"+b+"?beta=true", key, nil).want(t, 200).JSON(t); got["content"] != "b" {
+			t.Errorf("the other memory after the delete: %v", got)
+		}
+		vs := e.do(http.MethodGet, base+"/memory_versions?beta=true&memory_id="+b, key, nil).want(t, 200).JSON(t)["data"].([]any)
+		live := vs[0].(map[string]any)["id"].(string)
+		// Redacting the live content is refused as a conflict that names no path.
+		if typ, _ := errMessage(t, e.do(http.MethodPost, base+"/memory_versions/"+live+"/redact?beta=true", key, nil).want(t, 409)); typ != "conflict_error" {
+			t.Errorf("redacting the live version: type %s, want conflict_error", typ)
+		}
+		e.do(http.MethodDelete, base+"/memories/"+b+"?beta=true", key, nil).want(t, 200)
+		e.do(http.MethodPost, base+"/memory_versions/"+live+"/redact?beta=true", key, nil).want(t, 200)
+		e.do(http.MethodDelete, base+"?beta=true", key, nil).want(t, 200)
+	})
+}

@@ -62,6 +62,9 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		t, code = storeErrorTypes[teammem.EInternal], teammem.EInternal
 	}
 	details := teammem.ErrorDetails(err)
+	if _, ok := details["conflicting_path"]; code == teammem.EConflict && !ok {
+		t.typ = "conflict_error" // a conflict that is not about a path (a redaction of live content)
+	}
 	if t.status == http.StatusConflict && memstoreDialect(r) == apiClaudeCodeMemory {
 		// Claude Code's memory service keeps the one 409 type it always
 		// had (reference claude-code-memory-stores §4.2): its client reads

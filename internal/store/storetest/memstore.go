@@ -184,7 +184,8 @@ func testMemoryStores(t *testing.T, b *bundle) {
 
 // testArchiveOrdersWrites archives a store between a writer's load of it
 // and its write: the write, which still holds the unarchived store, is
-// refused under the space's lock and changes nothing, whatever its plan.
+// refused under the space's lock and changes nothing, unless its plan only
+// deletes: an archived store's memories can still be deleted.
 func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	m := must[teammem.MemoryStore](t)(b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: "race"}))
 	sp := b.apply(t, m.Space, write("a.md", "before"))
@@ -194,16 +195,19 @@ func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	}
 	at := time.Now()
 	must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{ArchivedAt: &at}))
-	planned := false
-	_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, loaded.Space.ID, teammem.ApplyParams{
-		Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
-		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
-			planned = true
-			return []teammem.EntryChange{write("a.md", "after"), write("b.md", "new")}, nil
-		}})
-	wantCode(t, err, teammem.EInvalid)
-	if teammem.ErrorMessage(err) != teammem.MsgArchived || planned {
-		t.Fatalf("write to an archived store: %v (planned: %v)", err, planned)
+	apply := func(changes ...teammem.EntryChange) (teammem.Space, error) {
+		return teammem.SpaceApply(b.ctx, b.store, b.org.ID, loaded.Space.ID, teammem.ApplyParams{
+			Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
+			Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+				return changes, nil
+			}})
+	}
+	for _, changes := range [][]teammem.EntryChange{{write("a.md", "after"), write("b.md", "new")}, {del("a.md"), write("b.md", "new")}} {
+		_, err := apply(changes...)
+		wantCode(t, err, teammem.EInvalid)
+		if teammem.ErrorMessage(err) != teammem.MsgArchived {
+			t.Fatalf("write to an archived store: %v", err)
+		}
 	}
 	if e := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md")); e.Content != "before" {
 		t.Fatalf("a.md = %q after a refused write", e.Content)
@@ -211,6 +215,11 @@ func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	head := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID))
 	if head.Space.Version != sp.Version || head.Space.EntryCount != 1 {
 		t.Fatalf("head after a refused write = %+v, want version %d", head.Space, sp.Version)
+	}
+	// Deletes alone land.
+	after := must[teammem.Space](t)(apply(del("a.md")))
+	if after.Version != sp.Version+1 || after.EntryCount != 0 {
+		t.Fatalf("head after a delete in an archived store = %+v", after)
 	}
 	// Repo spaces are never archived: their writes go on.
 	b.apply(t, b.space(t, "o/unarchived"), write("a.md", "fine"))

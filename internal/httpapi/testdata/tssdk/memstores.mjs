@@ -337,6 +337,32 @@ cases.storeUpdatedAt = async () => {
   check('archiving moves updated_at', Date.parse(arch.updated_at) > Date.parse(up.updated_at), true);
 };
 
+// archived: an archived store's memories can still be read and deleted,
+// their versions redacted and the store deleted; creates, updates and
+// store updates are refused.
+cases.archived = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts archived' });
+  const a = await ms.memories.create(s.id, { path: '/a.md', content: 'a' });
+  const b = await ms.memories.create(s.id, { path: '/b.md', content: 'b' });
+  await ms.memories.update(b.id, { memory_store_id: s.id, content: 'b2' }); // the first version is history now
+  await ms.archive(s.id);
+  const got = await caught(() => ms.memories.retrieve(a.id, { memory_store_id: s.id }));
+  check('archived: retrieve a memory', errorInfo(got), null);
+  check('archived: list memories', (await collect(ms.memories.list(s.id))).length, 2);
+  const refused = { class: 'BadRequestError', status: 400, type: 'invalid_request_error' };
+  check('archived: create refused', errorInfo(await caught(() => ms.memories.create(s.id, { path: '/c.md', content: 'c' }))), refused);
+  check('archived: update refused', errorInfo(await caught(() => ms.memories.update(a.id, { memory_store_id: s.id, content: 'x' }))), refused);
+  check('archived: store update refused', errorInfo(await caught(() => ms.update(s.id, { name: 'x' }))), refused);
+  const del = await caught(() => ms.memories.delete(a.id, { memory_store_id: s.id }));
+  check('archived: delete a memory', errorInfo(del), null);
+  const vs = await collect(ms.memoryVersions.list(s.id, { memory_id: b.id }));
+  const red = await caught(() => ms.memoryVersions.redact(vs[vs.length - 1].id, { memory_store_id: s.id }));
+  check('archived: redact a version', errorInfo(red), null);
+  const sdel = await caught(() => ms.delete(s.id));
+  check('archived: delete the store', errorInfo(sdel), null);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
