@@ -128,10 +128,12 @@ type storeFields struct {
 	Metadata    map[string]*string `json:"metadata"`
 }
 
-// checkStoreText applies the API's rules to a name or description.
+// checkStoreText applies the API's rules to a name, description or
+// metadata pair: valid UTF-8 whose length the SDKs document in characters,
+// counted here as code points (a name of 255 "€" is 765 bytes and fine).
 func checkStoreText(field, v string, min, max int) error {
-	if !utf8.ValidString(v) || len(v) < min || len(v) > max {
-		return teammem.Errorf(teammem.EInvalid, "%s must be %d to %d bytes of UTF-8", field, min, max)
+	if n := utf8.RuneCountInString(v); !utf8.ValidString(v) || n < min || n > max {
+		return teammem.Errorf(teammem.EInvalid, "%s must be %d to %d characters of UTF-8", field, min, max)
 	}
 	for _, c := range v {
 		if unicode.IsControl(c) && (field == "name" || c != '\n' && c != '\t' && c != '\r') {

@@ -202,3 +202,27 @@ func TestArchivedStoreTakesDeletes(t *testing.T) {
 		e.do(http.MethodDelete, base+"?beta=true", key, nil).want(t, 200)
 	})
 }
+
+// TestStoreLengthsInCharacters: the documented limits of a store's name,
+// description and metadata count characters, not bytes.
+func TestStoreLengthsInCharacters(t *testing.T) {
+	e := newV1Env(t, MustOpenStore(t), nil)
+	key := e.keys[teammem.RoleOwner]
+	w := func(n int) string { return strings.Repeat("€", n) } // three bytes each
+	for _, c := range []struct {
+		name   string
+		body   map[string]any
+		status int
+	}{
+		{"all at the limit", map[string]any{"name": w(255), "description": w(1024), "metadata": map[string]string{w(64): w(512)}}, 200},
+		{"name over", map[string]any{"name": w(256)}, 400},
+		{"description over", map[string]any{"name": "x", "description": w(1025)}, 400},
+		{"metadata key over", map[string]any{"name": "x", "metadata": map[string]string{w(65): "v"}}, 400},
+		{"metadata value over", map[string]any{"name": "x", "metadata": map[string]string{"k": w(513)}}, 400},
+		{"empty name", map[string]any{"name": ""}, 400},
+	} {
+		if r := e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, c.body); r.Status != c.status {
+			t.Errorf("%s: status %d, want %d: %s", c.name, r.Status, c.status, r.Body)
+		}
+	}
+}

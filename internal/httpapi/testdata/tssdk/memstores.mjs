@@ -363,6 +363,20 @@ cases.archived = async () => {
   check('archived: delete the store', errorInfo(sdel), null);
 };
 
+// lengths: store name 1–255, description ≤ 1,024, metadata key 1–64 and
+// value ≤ 512, all in characters (here of three bytes each).
+cases.lengths = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const w = (n) => '€'.repeat(n);
+  const ok = await caught(() => ms.create({ name: w(255), description: w(1024), metadata: { [w(64)]: w(512) } }));
+  check('lengths at the limits, in characters', errorInfo(ok), null);
+  const bad = { class: 'BadRequestError', status: 400, type: 'invalid_request_error' };
+  check('name of 256 characters', errorInfo(await caught(() => ms.create({ name: w(256) }))), bad);
+  check('description of 1025 characters', errorInfo(await caught(() => ms.create({ name: 'x', description: w(1025) }))), bad);
+  check('metadata key of 65 characters', errorInfo(await caught(() => ms.create({ name: 'x', metadata: { [w(65)]: 'v' } }))), bad);
+  check('metadata value of 513 characters', errorInfo(await caught(() => ms.create({ name: 'x', metadata: { k: w(513) } }))), bad);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
