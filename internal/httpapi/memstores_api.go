@@ -337,7 +337,8 @@ func (s *Server) deleteStore(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// actor is who made or redacted a version.
+// actor is who made or redacted a version, named by the prefixed ids the
+// SDKs document (teammem.APIKeyActorID, teammem.UserActorID).
 type actor struct {
 	Type      string `json:"type"`
 	SessionID string `json:"session_id,omitempty"`
@@ -375,12 +376,12 @@ func versionOf(sr *storeReq, v teammem.EntryVersion, full bool) versionObject {
 	case v.SessionID != "":
 		o.CreatedBy = actor{Type: "session_actor", SessionID: v.SessionID}
 	case v.KeyID != "":
-		o.CreatedBy = actor{Type: "api_actor", APIKeyID: v.KeyID}
+		o.CreatedBy = actor{Type: "api_actor", APIKeyID: teammem.APIKeyActorID(v.KeyID)}
 	default:
-		o.CreatedBy = actor{Type: "user_actor", UserID: v.Author}
+		o.CreatedBy = actor{Type: "user_actor", UserID: teammem.UserActorID(v.AuthorID)}
 	}
 	if v.Redacted() {
-		o.RedactedBy = &actor{Type: "user_actor", UserID: v.RedactedBy}
+		o.RedactedBy = &actor{Type: "user_actor", UserID: teammem.UserActorID(v.RedactedByID)}
 		return o // content, path and hashes are gone
 	}
 	path := teammem.MemoryPath(v.Key)
@@ -410,7 +411,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := teammem.MemoryVersionFilter{MemoryID: q.Get("memory_id"), Operation: q.Get("operation"), SessionID: q.Get("session_id"),
-		KeyID: q.Get("api_key_id")}
+		KeyID: teammem.KeyIDOf(q.Get("api_key_id"))}
 	switch f.Operation {
 	case "", "created", "modified", "deleted":
 	default:

@@ -226,3 +226,38 @@ func TestStoreLengthsInCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestActorIDsInAdminAPI: the actor ids of memory versions ("apikey_…",
+// "user_…") are stable mappings of teammem's key and user ids, and the
+// admin API takes them where it takes a key id or a user handle.
+func TestActorIDsInAdminAPI(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newV1Env(t, st, nil)
+		owner, member := e.keys[teammem.RoleOwner], e.keys[teammem.RoleMember]
+		id := e.do(http.MethodPost, "/v1/memory_stores?beta=true", owner, map[string]any{"name": "actors"}).want(t, 200).JSON(t)["id"].(string)
+		base := "/v1/memory_stores/" + id
+		m := e.do(http.MethodPost, base+"/memories?beta=true", member, map[string]any{"path": "/a.md", "content": "a"}).want(t, 200).JSON(t)["id"].(string)
+		e.do(http.MethodPost, base+"/memories/"+m+"?beta=true", member, map[string]any{"content": "b"}).want(t, 200)
+		vs := e.do(http.MethodGet, base+"/memory_versions?beta=true&memory_id="+m, owner, nil).want(t, 200).JSON(t)["data"].([]any)
+		first := vs[len(vs)-1].(map[string]any)
+		keyID := first["created_by"].(map[string]any)["api_key_id"].(string)
+		red := e.do(http.MethodPost, base+"/memory_versions/"+first["id"].(string)+"/redact?beta=true", owner, nil).want(t, 200).JSON(t)
+		userID := red["redacted_by"].(map[string]any)["user_id"]
+		if want := teammem.UserActorID(e.users[teammem.RoleOwner].ID); userID != want || !strings.HasPrefix(keyID, "apikey_") {
+			t.Fatalf("actors: api_key_id %q, redacted_by.user_id %v (want %s)", keyID, userID, want)
+		}
+		// The same ids, read again, and as a filter.
+		again := e.do(http.MethodGet, base+"/memory_versions?beta=true&api_key_id="+keyID, owner, nil).want(t, 200).JSON(t)["data"].([]any)
+		if len(again) != 2 || again[1].(map[string]any)["created_by"].(map[string]any)["api_key_id"] != keyID {
+			t.Fatalf("versions by %s: %v", keyID, again)
+		}
+		// The admin API: a user by its user_ id, a key revoked by its apikey_ id.
+		u := e.do(http.MethodPatch, "/v1/org/users/"+teammem.UserActorID(e.users[teammem.RoleViewer].ID), owner, map[string]any{"disabled": false}).want(t, 200).JSON(t)
+		if u["user"].(map[string]any)["handle"] != e.users[teammem.RoleViewer].Handle {
+			t.Fatalf("user by actor id: %v", u)
+		}
+		e.do(http.MethodPatch, "/v1/org/users/user_999999", owner, map[string]any{"disabled": false}).want(t, 404)
+		e.do(http.MethodDelete, "/v1/org/keys/"+keyID, owner, nil).want(t, 200)
+		e.do(http.MethodGet, "/v1/memory_stores?beta=true", member, nil).want(t, 401)
+	})
+}

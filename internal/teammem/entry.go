@@ -75,6 +75,8 @@ type EntryVersion struct {
 	CreatedAt  time.Time  `json:"time"`
 	RedactedAt *time.Time `json:"redacted_at,omitempty"`
 	RedactedBy string     `json:"redacted_by,omitempty"` // handle; empty when unknown
+	// RedactedByID is the redacting user's id (0 when unknown).
+	RedactedByID int64 `json:"-"`
 	// ID is the row's id, unique in the database: the memory stores API
 	// names a version by it ("memver_…").
 	ID int64 `json:"-"`

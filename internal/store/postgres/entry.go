@@ -114,7 +114,7 @@ const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.h
 	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), ''),
 	v.id, v.memory_id, v.api_key_id,
 	coalesce((SELECT k.name FROM api_keys k WHERE k.id = v.api_key_id AND k.org_id = v.org_id), ''),
-	v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings`
+	v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings, coalesce(v.redacted_by, 0)`
 
 // versionsFrom joins versions to their authors; every query adds its filters.
 const versionsFrom = ` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
@@ -124,7 +124,7 @@ func scanVersion(row pgx.Row, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
 	var op, findings string
 	if err := row.Scan(append([]any{&v.Key, &v.Version, &op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &v.CreatedAt,
-		&v.RedactedAt, &v.RedactedBy, &v.ID, &v.MemoryID, &v.KeyID, &v.KeyName, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings}, extra...)...); err != nil {
+		&v.RedactedAt, &v.RedactedBy, &v.ID, &v.MemoryID, &v.KeyID, &v.KeyName, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings, &v.RedactedByID}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
 	v.Findings = teammem.DecodeFindings(findings)

@@ -377,6 +377,23 @@ cases.lengths = async () => {
   check('metadata value of 513 characters', errorInfo(await caught(() => ms.create({ name: 'x', metadata: { k: w(513) } }))), bad);
 };
 
+// actors: api_actor.api_key_id is an "apikey_…" id and user_actor.user_id
+// a "user_…" id; the versions filter takes the former.
+cases.actors = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const s = await ms.create({ name: 'ts actors' });
+  const m = await ms.memories.create(s.id, { path: '/a.md', content: 'one' });
+  await ms.memories.update(m.id, { memory_store_id: s.id, content: 'two' });
+  const vs = await collect(ms.memoryVersions.list(s.id, { memory_id: m.id }));
+  const by = vs[vs.length - 1].created_by;
+  check('created_by is an api_actor', by.type, 'api_actor');
+  check('api_key_id is an apikey_ id', /^apikey_[0-9a-f]{32}$/.test(by.api_key_id ?? ''), true);
+  const filtered = await collect(ms.memoryVersions.list(s.id, { api_key_id: by.api_key_id }));
+  check('versions filtered by that api_key_id', filtered.length, 2);
+  const red = await ms.memoryVersions.redact(vs[vs.length - 1].id, { memory_store_id: s.id });
+  check('redacted_by is a user_actor with a user_ id', [red.redacted_by?.type, /^user_[1-9][0-9]*$/.test(red.redacted_by?.user_id ?? '')], ['user_actor', true]);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
