@@ -261,3 +261,19 @@ func TestActorIDsInAdminAPI(t *testing.T) {
 		e.do(http.MethodGet, "/v1/memory_stores?beta=true", member, nil).want(t, 401)
 	})
 }
+
+// TestStoreWorkspaceRefused: a request naming a workspace (the SDKs'
+// workspace_id) is refused with a message that names it, and changes
+// nothing; without the header the same request goes through.
+func TestStoreWorkspaceRefused(t *testing.T) {
+	e := newV1Env(t, MustOpenStore(t), nil)
+	key := e.keys[teammem.RoleOwner]
+	r := e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, map[string]any{"name": "ws"}, "anthropic-workspace-id", "wrkspc_1").want(t, 400)
+	if _, msg := errMessage(t, r); !strings.Contains(msg, "workspace_id") {
+		t.Errorf("message %q does not name workspace_id", msg)
+	}
+	if n := len(e.do(http.MethodGet, "/v1/memory_stores?beta=true", key, nil).want(t, 200).JSON(t)["data"].([]any)); n != 0 {
+		t.Errorf("%d stores after a refused create", n)
+	}
+	e.do(http.MethodPost, "/v1/memory_stores?beta=true", key, map[string]any{"name": "ws"}).want(t, 200)
+}

@@ -102,8 +102,12 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	writeJSON(w, t.status, storeErrorBody{Type: "error", Error: body})
 }
 
+// msgNoWorkspaces refuses the SDKs' workspace_id (the
+// anthropic-workspace-id header).
+const msgNoWorkspaces = "teammem has no workspaces: leave out workspace_id (the anthropic-workspace-id header); a key's organization is its scope"
+
 // requireStoreKey is requireKey for the store routes: refusals in
-// Anthropic's envelope.
+// Anthropic's envelope, and a request naming a workspace is refused.
 func (s *Server) requireStoreKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
@@ -115,6 +119,13 @@ func (s *Server) requireStoreKey(next http.Handler) http.Handler {
 			c.caller = p
 		}
 		s.metrics.InitOrg(p.Org.Slug)
+		if r.Header.Get("anthropic-workspace-id") != "" {
+			// The SDKs' workspace_id: teammem has no workspaces, and
+			// silently ignoring a scope the caller asked for could read
+			// or write a store it did not mean.
+			s.writeStoreError(w, r, teammem.Errorf(teammem.EInvalid, "%s", msgNoWorkspaces))
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }

@@ -394,6 +394,19 @@ cases.actors = async () => {
   check('redacted_by is a user_actor with a user_ id', [red.redacted_by?.type, /^user_[1-9][0-9]*$/.test(red.redacted_by?.user_id ?? '')], ['user_actor', true]);
 };
 
+// unsupported: what the SDKs declare and teammem deliberately does not do
+// answers a clear error (workspace_id) or an honest empty answer
+// (service_account_id: teammem has no service accounts).
+cases.unsupported = async () => {
+  const ms = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER).beta.memoryStores;
+  const err = await caught(() => ms.create({ name: 'ws', workspace_id: 'wrkspc_011CZkZaBF1tNoB5wlCeusgy' }));
+  check('workspace_id → BadRequestError', errorInfo(err), { class: 'BadRequestError', status: 400, type: 'invalid_request_error' });
+  check('workspace_id message names it', /workspace_id/.test(err?.error?.error?.message ?? ''), true);
+  const s = await ms.create({ name: 'ts unsupported' });
+  await ms.memories.create(s.id, { path: '/a.md', content: 'a' });
+  check('service_account_id filter → no versions', (await collect(ms.memoryVersions.list(s.id, { service_account_id: 'svcacct_x' }))).length, 0);
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
