@@ -407,6 +407,62 @@ cases.unsupported = async () => {
   check('service_account_id filter → no versions', (await collect(ms.memoryVersions.list(s.id, { service_account_id: 'svcacct_x' }))).length, 0);
 };
 
+// toolset: the SDK's agent toolset for memories (SessionMemoryStores) runs
+// a session against teammem: it downloads a store, pushes a local edit and
+// pulls a remote change in a sync, sends a local delete at the end, and a
+// store attached read-only pulls but never pushes. Its warnings are
+// reported, so a refusal it swallowed shows as a failed check.
+cases.toolset = async () => {
+  const fs = await import('node:fs/promises');
+  const os = await import('node:os');
+  const { SessionMemoryStores } = await import(pathToFileURL(path.join(sdkDir, 'tools', 'agent-toolset', 'memories.mjs')).href);
+  const warnings = [];
+  const logger = { error: (m, o) => warnings.push(`${m} ${JSON.stringify(o)}`), warn: (m, o) => warnings.push(`${m} ${JSON.stringify(o)}`), info() {}, debug() {} };
+  const c = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_OWNER, { logger, logLevel: 'warn' });
+  const ms = c.beta.memoryStores;
+  const s = await ms.create({ name: 'ts toolset' });
+  const a = await ms.memories.create(s.id, { path: '/notes/a.md', content: 'a1' });
+  const b = await ms.memories.create(s.id, { path: '/notes/b.md', content: 'b1' });
+  await ms.memories.create(s.id, { path: '/gone.md', content: 'soon deleted' });
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'teammem-toolset-'));
+  try {
+    const mount = path.join(dir, 'mnt', 'store');
+    const session = (access, mountPath) => ({ resources: [{ type: 'memory_store', memory_store_id: s.id, access, mount_path: mountPath }] });
+    const rw = new SessionMemoryStores(c, { workdir: dir, syncIntervalMs: 5000 });
+    await rw.download(session('read_write', mount));
+    const read = (rel) => fs.readFile(path.join(mount, rel), 'utf8').catch(() => null);
+    check('toolset: download', [await read('notes/a.md'), await read('notes/b.md'), await read('gone.md')], ['a1', 'b1', 'soon deleted']);
+    await fs.writeFile(path.join(mount, 'notes', 'a.md'), 'a2 local');
+    await fs.writeFile(path.join(mount, 'new.md'), 'new local');
+    await ms.memories.update(b.id, { memory_store_id: s.id, content: 'b2 remote' });
+    await new Promise((r) => setTimeout(r, 5200)); // the toolset syncs at most every 5 s
+    await rw.syncIfDue();
+    const byPath = async () => Object.fromEntries((await collect(ms.memories.list(s.id, { view: 'full', limit: 20 }))).map((m) => [m.path, m.content]));
+    let remote = await byPath();
+    check('toolset: sync pushed the local edit and the new file', [remote['/notes/a.md'], remote['/new.md']], ['a2 local', 'new local']);
+    check('toolset: sync pulled the remote change', await read('notes/b.md'), 'b2 remote');
+    check('toolset: the edit kept its memory id', (await ms.memories.retrieve(a.id, { memory_store_id: s.id })).content, 'a2 local');
+    await fs.rm(path.join(mount, 'gone.md'));
+    await rw.finish();
+    remote = await byPath();
+    check('toolset: finish sent the local delete', '/gone.md' in remote, false);
+    await rw.dispose();
+    const roMount = path.join(dir, 'mnt', 'readonly');
+    const ro = new SessionMemoryStores(c, { workdir: dir, syncIntervalMs: 5000 });
+    await ro.download(session('read_only', roMount));
+    check('toolset: read-only download', await fs.readFile(path.join(roMount, 'notes', 'a.md'), 'utf8'), 'a2 local');
+    check('toolset: read-only roots', ro.readOnlyRoots.length, 1);
+    await fs.writeFile(path.join(roMount, 'notes', 'a.md'), 'never pushed');
+    await ro.finish();
+    await ro.dispose();
+    remote = await byPath();
+    check('toolset: read-only never pushes', remote['/notes/a.md'], 'a2 local');
+    check('toolset: warnings', warnings, []);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+};
+
 const only = process.argv.slice(2);
 for (const [name, fn] of Object.entries(cases)) {
   if (only.length > 0 && !only.includes(name)) continue;
