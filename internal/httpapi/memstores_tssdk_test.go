@@ -69,6 +69,7 @@ func runTSSDK(t *testing.T, node, sdk string, e, limited *v1Env, cases ...string
 	cmd := exec.CommandContext(t.Context(), node, append([]string{filepath.Join("testdata", "tssdk", "memstores.mjs")}, cases...)...)
 	cmd.Env = append(os.Environ(), "TEAMMEM_TS_SDK="+sdk, "TEAMMEM_URL="+e.url,
 		"TEAMMEM_KEY_OWNER="+e.keys[teammem.RoleOwner], "TEAMMEM_KEY_VIEWER="+e.keys[teammem.RoleViewer],
+		"TEAMMEM_KEY_READONLY="+readOnlyKey(t, e),
 		"TEAMMEM_LIMITED_URL="+limited.url, "TEAMMEM_LIMITED_KEY="+limited.keys[teammem.RoleOwner],
 		// The SDK reads these; none may send a test's traffic elsewhere.
 		"ANTHROPIC_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "HTTP_PROXY=", "HTTPS_PROXY=")
@@ -88,6 +89,17 @@ func runTSSDK(t *testing.T, node, sdk string, e, limited *v1Env, cases ...string
 		t.Fatalf("memstores.mjs made no checks\n%s", stderr.Bytes())
 	}
 	return res.Checks
+}
+
+// readOnlyKey mints a read-only key for e's owner.
+func readOnlyKey(t *testing.T, e *v1Env) string {
+	t.Helper()
+	key, prefix := teammem.NewKeyString()
+	if _, err := e.st.KeyCreate(t.Context(), e.org.ID, teammem.KeyCreateParams{UserID: e.users[teammem.RoleOwner].ID, Name: "read-only",
+		Prefix: prefix, Hash: teammem.HashKey(key), ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	return key
 }
 
 func jsonText(v any) string {

@@ -5,7 +5,8 @@
 // and keys in the environment, and asserts every check; this script decides
 // nothing itself, so a thrown error is reported as a check too.
 //
-// Environment: TEAMMEM_URL and the keys TEAMMEM_KEY_OWNER, TEAMMEM_KEY_VIEWER;
+// Environment: TEAMMEM_URL and the keys TEAMMEM_KEY_OWNER, TEAMMEM_KEY_VIEWER,
+// TEAMMEM_KEY_READONLY (the owner's, read-only);
 // TEAMMEM_LIMITED_URL and TEAMMEM_LIMITED_KEY name a second server whose key
 // has a single write token, for the 429 case.
 import path from 'node:path';
@@ -175,6 +176,12 @@ cases.errors = async () => {
   const s = await owner.create({ name: 'ts errors' });
   const m = await owner.memories.create(s.id, { path: '/e.md', content: 'e' });
   check('viewer create store → PermissionDeniedError', errorInfo(await caught(() => viewer.create({ name: 'no' }))),
+    { class: 'PermissionDeniedError', status: 403, type: 'permission_error' });
+  const ro = client(process.env.TEAMMEM_URL, process.env.TEAMMEM_KEY_READONLY).beta.memoryStores;
+  check('read-only key retrieves', errorInfo(await caught(() => ro.memories.retrieve(m.id, { memory_store_id: s.id }))), null);
+  check('read-only key update → PermissionDeniedError', errorInfo(await caught(() => ro.memories.update(m.id, { memory_store_id: s.id, content: 'no' }))),
+    { class: 'PermissionDeniedError', status: 403, type: 'permission_error' });
+  check('viewer delete → PermissionDeniedError', errorInfo(await caught(() => viewer.memories.delete(m.id, { memory_store_id: s.id }))),
     { class: 'PermissionDeniedError', status: 403, type: 'permission_error' });
   const bad = await caught(() => owner.memories.create(s.id, { path: 'relative.md', content: 'x' }));
   check('bad path → BadRequestError', errorInfo(bad), { class: 'BadRequestError', status: 400, type: 'invalid_request_error' });
