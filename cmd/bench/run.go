@@ -96,6 +96,7 @@ func (b *bench) runAll(ctx context.Context) error {
 		return err
 	}
 	if b.opt.want("scan") {
+		b.runPoison()
 		if err := b.runScan(ctx); err != nil {
 			return fmt.Errorf("scan: %w", err)
 		}

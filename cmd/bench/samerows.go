@@ -156,7 +156,7 @@ func (r *sqliteSameRows) push(ctx context.Context, conn int, content string) err
 	version++
 	sum, at := teammem.EntryChecksum(content), time.Now().UnixMicro()
 	if _, err := tx.StmtContext(ctx, r.upsert).ExecContext(ctx, r.org, space, pushKey, content, sum, len(content), version,
-		false, nil, "bench", at, r.memIDs[conn]); err != nil {
+		false, nil, "bench", at, r.memIDs[conn], false); err != nil {
 		return err
 	}
 	if _, err := tx.StmtContext(ctx, r.version).ExecContext(ctx, r.org, space, pushKey, version, teammem.OpWrite, sum, len(content),

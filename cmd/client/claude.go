@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/teammem/teammem/internal/claudeproxy"
-	"github.com/teammem/teammem/internal/memdir"
 	memsync "github.com/teammem/teammem/internal/sync"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -37,16 +36,18 @@ func (o *nativeOptions) flags(cmd *cobra.Command) {
 
 // nativeSession is a memory dir set up for Claude Code's own sync.
 type nativeSession struct {
-	loc              memdir.Location
+	sync             *syncEnv
+	rec              nativeRecord // as loaded, before any hand-over
+	o                nativeOptions
 	server, key      string
 	team, personal   *memsync.MemoryStore
 	ca               *claudeproxy.CA
 	needsPlaceholder bool
 }
 
-// prepareNative checks the memory dir, hands its scopes over from
-// teammem's own sync, resolves the stores and loads the local CA.
-func (a *app) prepareNative(ctx context.Context, o nativeOptions) (*nativeSession, error) {
+// resolveNative checks the memory dir, resolves the stores and loads the
+// local CA. It changes nothing local: the hand-over is handOver's.
+func (a *app) resolveNative(ctx context.Context, o nativeOptions) (*nativeSession, error) {
 	if o.migrate && o.noMigrate {
 		return nil, &usageError{errors.New("--migrate and --no-migrate exclude each other")}
 	}
@@ -54,12 +55,11 @@ func (a *app) prepareNative(ctx context.Context, o nativeOptions) (*nativeSessio
 	if err != nil {
 		return nil, err
 	}
-	loc := env.loc
-	rec, err := a.loadNative(loc)
+	rec, err := a.loadNative(env.loc)
 	if err != nil {
 		return nil, err
 	}
-	stray, err := teamFilesOutside(loc.MemoryDir)
+	stray, err := teamFilesOutside(env.loc.MemoryDir)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (a *app) prepareNative(ctx context.Context, o nativeOptions) (*nativeSessio
 		return nil, migrateRefusal(stray)
 	}
 	// The stores first: a server that cannot name them changes nothing here.
-	ns := &nativeSession{loc: loc, server: env.engine.Client.BaseURL, key: env.engine.Client.Key}
+	ns := &nativeSession{sync: env, rec: rec, o: o, server: env.engine.Client.BaseURL, key: env.engine.Client.Key}
 	team, err := env.engine.Client.MemoryStore(ctx, teammem.ScopeTeam)
 	if err != nil {
 		return nil, explain("resolve the team memory store: "+memsync.FailureOf(err).Message, err)
@@ -80,36 +80,11 @@ func (a *app) prepareNative(ctx context.Context, o nativeOptions) (*nativeSessio
 		}
 		ns.personal = &personal
 	}
-	// Hand over: teammem's own sync runs once more for each scope it kept
-	// before, so that the server holds every local edit when Claude Code
-	// pulls it (its first pull overwrites a differing local file).
-	handover := []teammem.Scope{teammem.ScopeTeam}
-	if !o.noPersonal {
-		handover = append(handover, teammem.ScopePersonal)
-	}
-	for _, s := range handover {
-		if rec.store(s) != nil || (s == teammem.ScopeTeam && len(stray) == 0) {
-			continue
-		}
-		if _, err := env.engine.Sync(ctx, s, true, true); err != nil {
-			return nil, explain(fmt.Sprintf("teammem's own %s sync before handing over to Claude Code failed: %v", s, err), err)
-		}
-	}
-	if len(stray) > 0 && o.migrate {
-		moved, err := migrateTeam(loc.MemoryDir, stray)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(a.stderr, "teammem: moved %d file(s) from team/ into team/%s/\n", len(moved), teamMount)
-	}
-	if err := a.saveNative(loc, nativeRecord{Server: ns.server, Repo: env.repo, Team: ns.team, Personal: ns.personal}); err != nil {
-		return nil, err
-	}
 	cfg, err := a.configDir()
 	if err != nil {
 		return nil, err
 	}
-	if ns.ca, err = claudeproxy.LoadCA(filepath.Join(cfg, "teammem", "proxy")); err != nil {
+	if ns.ca, err = claudeproxy.LoadCA(filepath.Join(cfg, "teammem", "proxy"), claudeproxy.InterceptHosts(nil)); err != nil {
 		return nil, err
 	}
 	home := a.getenv("HOME")
@@ -120,17 +95,67 @@ func (a *app) prepareNative(ctx context.Context, o nativeOptions) (*nativeSessio
 	return ns, nil
 }
 
-// env returns the session's variables for a proxy at addr.
-func (ns *nativeSession) env(a *app, addr string, o nativeOptions) [][2]string {
-	return claudeEnv(claudeEnvParams{ProxyAddr: addr, CACert: ns.ca.CertPath, Team: ns.team, Personal: ns.personal,
-		NeedsPlaceholder: ns.needsPlaceholder, Legacy: o.legacy, NoProxy: first(a.getenv("NO_PROXY"), a.getenv("no_proxy"))})
+// handOver hands the session's scopes from teammem's own sync to Claude
+// Code's: teammem's sync runs once more for each scope it kept before, so
+// that the server holds every local edit when Claude Code pulls (its first
+// pull overwrites a differing local file); with --migrate the files of
+// team/ then move into the mount, those that last sync pulled included;
+// then the record says which scopes are native.
+func (a *app) handOver(ctx context.Context, ns *nativeSession) error {
+	loc, o := ns.sync.loc, ns.o
+	stray, err := teamFilesOutside(loc.MemoryDir)
+	if err != nil {
+		return err
+	}
+	if len(stray) > 0 && !o.migrate && !o.noMigrate {
+		return migrateRefusal(stray) // appeared since resolveNative
+	}
+	handover := []teammem.Scope{teammem.ScopeTeam}
+	if !o.noPersonal {
+		handover = append(handover, teammem.ScopePersonal)
+	}
+	for _, s := range handover {
+		if ns.rec.store(s) != nil || (s == teammem.ScopeTeam && len(stray) == 0) {
+			continue
+		}
+		if _, err := ns.sync.engine.Sync(ctx, s, true, true); err != nil {
+			return explain(fmt.Sprintf("teammem's own %s sync before handing over to Claude Code failed: %v", s, err), err)
+		}
+	}
+	if o.migrate {
+		// Listed again: the sync above may have pulled more into team/.
+		if stray, err = teamFilesOutside(loc.MemoryDir); err != nil {
+			return err
+		}
+		if len(stray) > 0 {
+			moved, err := migrateTeam(loc.MemoryDir, stray)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "teammem: moved %d file(s) from team/ into team/%s/\n", len(moved), teamMount)
+		}
+	}
+	return a.saveNative(loc, nativeRecord{Server: ns.server, Repo: ns.sync.repo, Team: ns.team, Personal: ns.personal})
+}
+
+// env returns the session's variables for a proxy at addr with the run's
+// secret.
+func (ns *nativeSession) env(a *app, addr, secret string) [][2]string {
+	return claudeEnv(claudeEnvParams{ProxyAddr: addr, Secret: secret, CACert: ns.ca.CertPath, Team: ns.team, Personal: ns.personal,
+		NeedsPlaceholder: ns.needsPlaceholder, Legacy: ns.o.legacy, NoProxy: first(a.getenv("NO_PROXY"), a.getenv("no_proxy"))})
 }
 
 // startProxy listens on addr (127.0.0.1:0 for any port) and serves the
-// proxy for the session's stores.
-func (a *app) startProxy(ns *nativeSession, addr string) (*claudeproxy.Proxy, net.Addr, error) {
-	cfg := claudeproxy.Config{CA: ns.ca, Server: ns.server, Key: ns.key, Upstream: a.getenv("TEAMMEM_PROXY_UPSTREAM"),
-		LoopbackOnly: a.getenv("TEAMMEM_PROXY_LOOPBACK_ONLY") == "1"}
+// proxy for the session's stores under a fresh secret, which it returns.
+// beforeTeammem, when set, runs before the first request for teammem.
+func (a *app) startProxy(ns *nativeSession, addr string, beforeTeammem func(context.Context) error) (*claudeproxy.Proxy, net.Addr, string, error) {
+	secret, err := claudeproxy.NewSecret()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	cfg := claudeproxy.Config{CA: ns.ca, Server: ns.server, Key: ns.key, Secret: secret, Legacy: ns.o.legacy,
+		Upstream: a.getenv("TEAMMEM_PROXY_UPSTREAM"), LoopbackOnly: a.getenv("TEAMMEM_PROXY_LOOPBACK_ONLY") == "1",
+		Warn: func(msg string) { fmt.Fprintln(a.stderr, msg) }, BeforeTeammem: beforeTeammem}
 	for _, ms := range []*memsync.MemoryStore{ns.team, ns.personal} {
 		if ms != nil {
 			cfg.StorePaths = append(cfg.StorePaths, ms.Path)
@@ -139,24 +164,24 @@ func (a *app) startProxy(ns *nativeSession, addr string) (*claudeproxy.Proxy, ne
 	if logPath := a.getenv("TEAMMEM_PROXY_LOG"); logPath != "" {
 		f, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
-			return nil, nil, fmt.Errorf("TEAMMEM_PROXY_LOG: %w", err)
+			return nil, nil, "", fmt.Errorf("TEAMMEM_PROXY_LOG: %w", err)
 		}
 		cfg.Log = func(r claudeproxy.Routed) { fmt.Fprintln(f, r.String()) }
 	}
 	p, err := claudeproxy.New(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("proxy listen: %w", err)
+		return nil, nil, "", fmt.Errorf("proxy listen: %w", err)
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
 		ln.Close()
-		return nil, nil, &usageError{fmt.Errorf("the proxy listens on loopback only, not %s", ln.Addr())}
+		return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s", ln.Addr())}
 	}
 	go p.Serve(ln) //nolint:errcheck // ends with Close
-	return p, ln.Addr(), nil
+	return p, ln.Addr(), secret, nil
 }
 
 // childExit carries the exit status of the claude process to main.
@@ -178,27 +203,39 @@ func (a *app) claudeCmd() *cobra.Command {
 			"through unchanged. teammem's own sync leaves the handed-over scopes alone from now on.\n\n" +
 			"Before the first native session teammem syncs those scopes once more, so the server holds every local\n" +
 			"edit. It stops if team/ holds files of its own sync (they would be read twice): --migrate moves them\n" +
-			"into team/" + teamMount + "/, --no-migrate starts anyway. The exit status is claude's.",
+			"(and what that last sync pulled) into team/" + teamMount + "/, --no-migrate starts anyway.\n\n" +
+			"Only this claude gets the proxy's per-run credentials (in HTTPS_PROXY, and with --legacy in\n" +
+			"TEAM_MEMORY_SYNC_URL); the proxy refuses every request without them. The exit status is claude's;\n" +
+			"teammem's own refusals exit " + fmt.Sprint(exitState) + " (the memory dir's state: files to migrate or to merge by hand).\n\n" +
+			"--print-env changes nothing: it prints the variables of the teammem proxy running at --proxy-addr\n" +
+			"(with its credentials); that proxy hands the scopes over when a session first uses it.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, err := a.prepareNative(cmd.Context(), o)
+			ns, err := a.resolveNative(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			if printEnv {
-				return a.printEnv(ns.env(a, proxyAddr, o))
+				secret, err := a.runningProxySecret(proxyAddr, o.legacy)
+				if err != nil {
+					return err
+				}
+				return a.printEnv(ns.env(a, proxyAddr, secret))
 			}
-			return a.runClaude(ns, o, args)
+			if err := a.handOver(cmd.Context(), ns); err != nil {
+				return err
+			}
+			return a.runClaude(ns, args)
 		},
 	}
 	o.flags(cmd)
-	cmd.Flags().BoolVar(&printEnv, "print-env", false, "print the variables (sh export lines) for a teammem proxy at --proxy-addr instead of running claude")
+	cmd.Flags().BoolVar(&printEnv, "print-env", false, "print the variables (sh export lines) of the teammem proxy running at --proxy-addr instead of running claude")
 	cmd.Flags().StringVar(&proxyAddr, "proxy-addr", defaultProxyAddr, "with --print-env: where teammem proxy listens")
 	return cmd
 }
 
 // runClaude serves the proxy and runs claude under it, forwarding signals.
-func (a *app) runClaude(ns *nativeSession, o nativeOptions, args []string) error {
+func (a *app) runClaude(ns *nativeSession, args []string) error {
 	bin := a.getenv("TEAMMEM_CLAUDE_BIN")
 	if bin == "" {
 		var err error
@@ -206,13 +243,13 @@ func (a *app) runClaude(ns *nativeSession, o nativeOptions, args []string) error
 			return errors.New("claude not found on PATH; install Claude Code or set TEAMMEM_CLAUDE_BIN")
 		}
 	}
-	p, addr, err := a.startProxy(ns, "127.0.0.1:0")
+	p, addr, secret, err := a.startProxy(ns, "127.0.0.1:0", nil)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	child := exec.Command(bin, args...)
-	child.Env = mergeEnv(os.Environ(), ns.env(a, addr.String(), o))
+	child.Env = mergeEnv(os.Environ(), ns.env(a, addr.String(), secret))
 	child.Stdin, child.Stdout, child.Stderr = a.stdin, a.stdout, a.stderr
 	// A terminal's Ctrl-C reaches claude by itself (same process group);
 	// forwarding it again would count as a second press. Signals sent to

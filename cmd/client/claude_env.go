@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teammem/teammem/internal/claudeproxy"
 	memsync "github.com/teammem/teammem/internal/sync"
 )
 
@@ -28,6 +29,7 @@ type storeConfig struct {
 // claudeEnvParams is what the variables of a native session depend on.
 type claudeEnvParams struct {
 	ProxyAddr string // host:port of the proxy
+	Secret    string // the proxy's per-run secret
 	CACert    string // the CA certificate's path
 	Team      *memsync.MemoryStore
 	Personal  *memsync.MemoryStore
@@ -56,7 +58,9 @@ func claudeEnv(p claudeEnvParams) [][2]string {
 		stores = append(stores, storeConfig{Path: p.Personal.Path, Mount: personalMount, Scope: "user"})
 	}
 	js, _ := json.Marshal(stores)
-	proxy := "http://" + p.ProxyAddr
+	// The secret rides in the proxy URL's userinfo, which Claude Code
+	// sends as Proxy-Authorization on each CONNECT.
+	proxy := claudeproxy.ProxyURL(p.ProxyAddr, p.Secret)
 	vars := [][2]string{
 		{"CLAUDE_MEMORY_STORES", string(js)},
 		{"HTTPS_PROXY", proxy},
@@ -66,7 +70,7 @@ func claudeEnv(p claudeEnvParams) [][2]string {
 		{"no_proxy", noProxy(p.NoProxy)},
 	}
 	if p.Legacy {
-		vars = append(vars, [2]string{"TEAM_MEMORY_SYNC_URL", proxy})
+		vars = append(vars, [2]string{"TEAM_MEMORY_SYNC_URL", claudeproxy.LegacyURL(p.ProxyAddr, p.Secret)})
 	}
 	if p.NeedsPlaceholder {
 		vars = append(vars, [2]string{"CLAUDE_CODE_SESSION_ACCESS_TOKEN", sessionPlaceholder})

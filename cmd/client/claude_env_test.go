@@ -13,7 +13,8 @@ import (
 func TestClaudeEnvComposition(t *testing.T) {
 	team := &memsync.MemoryStore{ID: "memstore_t1", Path: "/v1/memory_stores/memstore_t1"}
 	me := &memsync.MemoryStore{ID: "memstore_p1", Path: "/v1/memory_stores/memstore_p1"}
-	vars := claudeEnv(claudeEnvParams{ProxyAddr: "127.0.0.1:7477", CACert: "/cfg/teammem/proxy/ca.pem", Team: team, Personal: me,
+	const secret = "0123456789abcdef0123456789abcdef"
+	vars := claudeEnv(claudeEnvParams{ProxyAddr: "127.0.0.1:7477", Secret: secret, CACert: "/cfg/teammem/proxy/ca.pem", Team: team, Personal: me,
 		NeedsPlaceholder: true, NoProxy: "corp.example, localhost"})
 	got := map[string]string{}
 	for _, kv := range vars {
@@ -21,7 +22,7 @@ func TestClaudeEnvComposition(t *testing.T) {
 	}
 	want := map[string]string{
 		"CLAUDE_MEMORY_STORES":             `[{"path":"/v1/memory_stores/memstore_t1","mount":"teammem","scope":"team"},{"path":"/v1/memory_stores/memstore_p1","mount":"teammem-personal","scope":"user"}]`,
-		"HTTPS_PROXY":                      "http://127.0.0.1:7477",
+		"HTTPS_PROXY":                      "http://teammem:" + secret + "@127.0.0.1:7477",
 		"NODE_EXTRA_CA_CERTS":              "/cfg/teammem/proxy/ca.pem",
 		"NO_PROXY":                         "corp.example,localhost,127.0.0.1,::1",
 		"CLAUDE_CODE_SESSION_ACCESS_TOKEN": sessionPlaceholder,
@@ -35,12 +36,12 @@ func TestClaudeEnvComposition(t *testing.T) {
 		t.Error("TEAM_MEMORY_SYNC_URL set without --legacy")
 	}
 	// With a login: no placeholder; --legacy adds the old endpoint; no personal store: one entry.
-	vars = claudeEnv(claudeEnvParams{ProxyAddr: "127.0.0.1:1", Team: team, Legacy: true})
+	vars = claudeEnv(claudeEnvParams{ProxyAddr: "127.0.0.1:1", Secret: secret, Team: team, Legacy: true})
 	got = map[string]string{}
 	for _, kv := range vars {
 		got[kv[0]] = kv[1]
 	}
-	if _, ok := got["CLAUDE_CODE_SESSION_ACCESS_TOKEN"]; ok || got["TEAM_MEMORY_SYNC_URL"] != "http://127.0.0.1:1" ||
+	if _, ok := got["CLAUDE_CODE_SESSION_ACCESS_TOKEN"]; ok || got["TEAM_MEMORY_SYNC_URL"] != "http://127.0.0.1:1/"+secret ||
 		got["NO_PROXY"] != "127.0.0.1,localhost,::1" || strings.Count(got["CLAUDE_MEMORY_STORES"], "path") != 1 {
 		t.Errorf("login + legacy: %v", got)
 	}

@@ -39,7 +39,7 @@ func migrateRefusal(keys []string) error {
 	if len(shown) > 10 {
 		shown, more = shown[:10], fmt.Sprintf(" and %d more", len(keys)-10)
 	}
-	return &usageError{fmt.Errorf("team/ holds %d file(s) of teammem's own sync (%s%s); Claude Code's native sync keeps the team "+
+	return &stateError{fmt.Errorf("team/ holds %d file(s) of teammem's own sync (%s%s); Claude Code's native sync keeps the team "+
 		"memory in team/%s/, so the model would read both copies. Run teammem claude --migrate to sync them and move them into "+
 		"team/%s/, or --no-migrate to start anyway", len(keys), "team/"+strings.Join(shown, ", team/"), more, teamMount, teamMount)}
 }
@@ -57,7 +57,7 @@ func migrateTeam(memoryDir string, keys []string) ([]string, error) {
 			continue
 		}
 		if want, err := os.ReadFile(src); err != nil || !bytes.Equal(have, want) {
-			return nil, fmt.Errorf("cannot migrate team/%s: team/%s/%s exists with other content; merge the two by hand and run again", k, teamMount, k)
+			return nil, &stateError{fmt.Errorf("cannot migrate team/%s: team/%s/%s exists with other content; merge the two by hand and run again", k, teamMount, k)}
 		}
 	}
 	var moved []string

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -110,11 +111,20 @@ func TestRealClaudeCode(t *testing.T) {
 		return strings.HasPrefix(e, "CLAUDE_CODE_SESSION_ACCESS_TOKEN=") || strings.HasPrefix(e, "CLAUDE_MEMORY_STORES=")
 	})
 
-	// The variables, as `teammem claude --print-env` shows them: the store
-	// paths name the stores in the sequences below, and no teammem key.
-	envOut := native.must("claude", "--print-env")
+	// The variables, as `teammem proxy` and `teammem claude --print-env`
+	// show them: the store paths name the stores in the sequences below,
+	// the proxy URL carries the run's credentials, and no teammem key.
+	envOut, proxyErr := native.startProxyProcess()
 	if strings.Contains(envOut, serverKey) {
-		t.Fatalf("--print-env shows the teammem key:\n%s", envOut)
+		t.Fatalf("teammem proxy shows the teammem key:\n%s", envOut)
+	}
+	vars := exportsOf(envOut)
+	proxyURL, err := url.Parse(vars["HTTPS_PROXY"])
+	if err != nil || proxyURL.User == nil {
+		t.Fatalf("HTTPS_PROXY without credentials: %q", vars["HTTPS_PROXY"])
+	}
+	if printed := native.must("claude", "--print-env", "--proxy-addr", proxyURL.Host); printed != envOut {
+		t.Fatalf("--print-env:\n%s\nteammem proxy:\n%s", printed, envOut)
 	}
 	stores := storesOf(t, envOut)
 	team := stores["team"]
@@ -122,6 +132,34 @@ func TestRealClaudeCode(t *testing.T) {
 	front.take()
 
 	dir := t.TempDir()
+	// 0. The real binary with that proxy but without its credentials (a
+	// process that only knows the address): every CONNECT gets 407,
+	// nothing reaches teammem and nothing is handed over.
+	anon := *proxyURL
+	anon.User = nil
+	direct := exec.Command(bin, "-p", "hello", "--debug-file", filepath.Join(dir, "debug0.txt"))
+	direct.Dir = native.repo
+	direct.Env = slices.Clone(native.env)
+	for k, v := range vars {
+		if k == "HTTPS_PROXY" || k == "https_proxy" {
+			v = anon.String()
+		}
+		direct.Env = append(direct.Env, k+"="+v)
+	}
+	if out, err := runBounded(direct, 60*time.Second); err != nil {
+		t.Fatalf("claude without the proxy credentials: %v\n%s", err, out)
+	}
+	db0, _ := os.ReadFile(filepath.Join(dir, "debug0.txt"))
+	if calls := front.memCalls(); len(calls) != 0 {
+		t.Fatalf("without the proxy credentials the server saw %v\n%s", calls, syncLines(string(db0)))
+	}
+	if _, err := os.Stat(native.nativeRecordPath()); err == nil {
+		t.Fatal("a session without the proxy credentials triggered the hand-over")
+	}
+	t.Logf("without the proxy credentials Claude Code's sync said:\n%s", syncLines(string(db0)))
+	if strings.Contains(proxyErr.String(), "teammem proxy:") {
+		t.Fatalf("teammem proxy reported a failure of its own: %s", proxyErr.String())
+	}
 	n := 0
 	var whole strings.Builder
 	// session runs one `claude -p` through `teammem claude` and returns the
@@ -334,6 +372,36 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatalf("kept-edit session: the server's kept.md should win: %q", got)
 	}
 	t.Logf("the whole run, as teammem's server saw it:\n%s", whole.String())
+
+	// 6. Offline: the API does not answer. The proxy's own 502 carries
+	// Anthropic's error envelope naming the cause (and x-should-retry:
+	// false), which Claude Code shows; teammem's stderr has one line
+	// saying the same, however many requests failed.
+	deadLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := deadLn.Addr().String()
+	deadLn.Close()
+	began := time.Now()
+	out, errOut, code := native.runTimeout(150*time.Second, []string{withToken, "ANTHROPIC_BASE_URL=https://api.anthropic.com",
+		"TEAMMEM_PROXY_UPSTREAM=http://" + dead}, "claude", "--", "-p", "hello")
+	t.Logf("offline session: exit %d after %s\nstdout:\n%s\nstderr:\n%s", code, time.Since(began).Round(time.Millisecond), out, errOut)
+	if code == 0 || code == -1 {
+		t.Fatalf("offline session: exit %d (0: it worked offline; -1: killed at the deadline)", code)
+	}
+	var own []string
+	for l := range strings.SplitSeq(errOut, "\n") {
+		if strings.HasPrefix(l, "teammem proxy: ") {
+			own = append(own, l)
+		}
+	}
+	if len(own) != 1 || !strings.Contains(own[0], "cannot reach "+dead) {
+		t.Fatalf("offline session: want one stderr line naming the cause, got %q", own)
+	}
+	if !strings.Contains(out+errOut, "teammem proxy: cannot reach "+dead) {
+		t.Fatalf("offline session: Claude Code did not show the proxy's message")
+	}
 
 	// Nothing but the teammem key ever reached teammem.
 	front.checkCredentials()
@@ -787,6 +855,21 @@ func (m *machine) runTimeout(limit time.Duration, extraEnv []string, args ...str
 		m.t.Fatal(err)
 	}
 	return out.String(), errb.String(), code
+}
+
+// runBounded runs cmd (a process group of its own) with a deadline that
+// kills the group and returns its combined output.
+func runBounded(cmd *exec.Cmd, limit time.Duration) (string, error) {
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	timer := time.AfterFunc(limit, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	defer timer.Stop()
+	err := cmd.Wait()
+	return out.String(), err
 }
 
 // runQuiet is run for goroutines other than the test's: it reports

@@ -254,7 +254,12 @@ func reportSummary(rep *memsync.Report) string {
 		}
 	}
 	if len(rep.Skipped) > 0 {
-		parts = append(parts, fmt.Sprintf("%d skipped", len(rep.Skipped)))
+		// Named with the reason: a file kept off the server never goes unsaid.
+		names := make([]string, len(rep.Skipped))
+		for i, s := range rep.Skipped {
+			names[i] = fmt.Sprintf("%s (%s)", s.Key, s.Kind)
+		}
+		parts = append(parts, fmt.Sprintf("%d skipped: %s", len(rep.Skipped), memsync.KeyList(names)))
 	}
 	parts = append(parts, rep.Notices()...)
 	for _, ex := range rep.Excluded {

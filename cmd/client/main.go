@@ -13,6 +13,10 @@
 //	   a redirect, or an answer that is not a teammem response
 //	5  the server refused the API key: 401 (not valid, revoked, expired)
 //	   or 403 (read-only key, role too weak, user or org disabled)
+//	6  refused because of the memory dir's state, which the command line
+//	   alone cannot fix: teammem claude/proxy with files of teammem's own
+//	   sync in team/ (run again with --migrate), or a file to migrate that
+//	   differs from the one in team/teammem/ (merge them by hand)
 //
 // Codes 4 and 5 come from status, login, pull, push and sync (for sync,
 // from the first scope that failed).
@@ -45,9 +49,11 @@ const (
 	exitFindings    = 3
 	exitNoServer    = 4
 	exitKeyRefused  = 5
+	exitState       = 6
 	exitCodesPhrase = "Exit codes: 0 success, 1 failure, 2 bad usage, 3 secrets found (scan) or lint problems (index --lint),\n" +
 		"4 no teammem server answered (unreachable, a redirect, or not a teammem answer), 5 the server refused the API key\n" +
-		"(401, or 403: read-only key, role too weak, disabled)."
+		"(401, or 403: read-only key, role too weak, disabled), 6 refused because of the memory dir's state (teammem\n" +
+		"claude/proxy: files in team/ to --migrate, or to merge by hand)."
 )
 
 // findingsError is returned by commands that completed but found problems.
@@ -60,6 +66,14 @@ type usageError struct{ error }
 
 // Unwrap returns the mistake.
 func (e *usageError) Unwrap() error { return e.error }
+
+// stateError marks a refusal caused by the local state (the memory dir's
+// files), not by the command line: running the same command again fails
+// the same way until the user acts as the message says.
+type stateError struct{ error }
+
+// Unwrap returns the refusal.
+func (e *stateError) Unwrap() error { return e.error }
 
 // explained is an error whose message was written for people while the
 // cause stays reachable for the exit code.
@@ -82,6 +96,7 @@ func exitCode(err error, a *app) int {
 	var fe *findingsError
 	var ue *usageError
 	var ce *childExit
+	var se *stateError
 	switch {
 	case errors.As(err, &ce):
 		return ce.code // claude has said why itself
@@ -91,6 +106,9 @@ func exitCode(err error, a *app) int {
 	case errors.As(err, &ue):
 		fmt.Fprintln(a.stderr, "teammem:", err)
 		return exitUsage
+	case errors.As(err, &se):
+		fmt.Fprintln(a.stderr, "teammem:", err)
+		return exitState
 	}
 	fmt.Fprintln(a.stderr, "teammem:", oneLine(err.Error()))
 	return failureExit(err)

@@ -1,7 +1,16 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -18,19 +27,27 @@ func (a *app) proxyCmd() *cobra.Command {
 		Short: "Run the memory-store proxy alone, for Claude Code sessions an IDE starts",
 		Long: "Runs the proxy `teammem claude` runs in-process, on --addr (loopback only), for the current repo's\n" +
 			"team store and your personal store, and prints the variables to give the IDE's Claude Code (sh export\n" +
-			"lines). It serves until interrupted. Same hand-over and --migrate rules as teammem claude.",
+			"lines). They carry this run's proxy credentials: the proxy refuses every request without them (407 for\n" +
+			"CONNECT, 403 otherwise). It serves until interrupted; `teammem claude --print-env` prints the same\n" +
+			"variables meanwhile. Starting changes nothing: the scopes are handed over (teammem's last own sync,\n" +
+			"--migrate) when a session first uses the proxy. Same --migrate rules and exit codes as teammem claude.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ns, err := a.prepareNative(cmd.Context(), o)
+			ns, err := a.resolveNative(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
-			p, bound, err := a.startProxy(ns, addr)
+			p, bound, secret, err := a.startProxy(ns, addr, func(ctx context.Context) error { return a.handOver(ctx, ns) })
 			if err != nil {
 				return err
 			}
 			defer p.Close()
-			if err := a.printEnv(ns.env(a, bound.String(), o)); err != nil {
+			run, err := a.writeProxyRun(proxyRun{Addr: bound.String(), Secret: secret, PID: os.Getpid(), Legacy: o.legacy})
+			if err != nil {
+				return err
+			}
+			defer os.Remove(run)
+			if err := a.printEnv(ns.env(a, bound.String(), secret)); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stderr, "teammem: proxy listening on %s; Ctrl-C stops it\n", bound)
@@ -41,4 +58,75 @@ func (a *app) proxyCmd() *cobra.Command {
 	o.flags(cmd)
 	cmd.Flags().StringVar(&addr, "addr", defaultProxyAddr, "loopback address to listen on (port 0: any)")
 	return cmd
+}
+
+// proxyRun is what a running `teammem proxy` leaves for `teammem claude
+// --print-env`: its address and secret, in a 0600 file of the user's
+// config dir (where the teammem key lives too), removed when it stops.
+type proxyRun struct {
+	Addr   string `json:"addr"`
+	Secret string `json:"secret"`
+	PID    int    `json:"pid"`
+	Legacy bool   `json:"legacy"` // started with --legacy
+}
+
+// proxyRunPath is the run file of a proxy listening on addr.
+func (a *app) proxyRunPath(addr string) (string, error) {
+	cfg, err := a.configDir()
+	if err != nil {
+		return "", err
+	}
+	name := strings.NewReplacer(":", "_", "[", "", "]", "").Replace(addr) + ".json"
+	return filepath.Join(cfg, "teammem", "proxy", "run", name), nil
+}
+
+// writeProxyRun records a running proxy and returns the file's path.
+func (a *app) writeProxyRun(run proxyRun) (string, error) {
+	p, err := a.proxyRunPath(run.Addr)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(run)
+	if err != nil {
+		return "", err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
+}
+
+// runningProxySecret returns the secret of the teammem proxy running at
+// addr, from its run file, after checking that something listens there
+// and, when legacy is asked for, that the proxy serves it.
+func (a *app) runningProxySecret(addr string, legacy bool) (string, error) {
+	p, err := a.proxyRunPath(addr)
+	if err != nil {
+		return "", err
+	}
+	notRunning := fmt.Errorf("no teammem proxy is running at %s: start `teammem proxy --addr %s`, which prints these variables itself", addr, addr)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", notRunning
+	}
+	if err != nil {
+		return "", err
+	}
+	var run proxyRun
+	if err := json.Unmarshal(b, &run); err != nil || run.Secret == "" {
+		return "", fmt.Errorf("%s is not a teammem proxy's run file; remove it and restart teammem proxy", p)
+	}
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return "", notRunning
+	}
+	c.Close()
+	if legacy && !run.Legacy {
+		return "", &usageError{fmt.Errorf("the teammem proxy at %s was started without --legacy: it serves no TEAM_MEMORY_SYNC_URL", addr)}
+	}
+	return run.Secret, nil
 }

@@ -69,6 +69,7 @@ func TestReviewBeforeSharing(t *testing.T) {
 	a.write(A, "team/shared.md", "v2 from the member\n")
 	out := a.must("sync")
 	contains(t, out, "held for review")
+	contains(t, out, "the files stay here and are not sent again until they change): new.md, shared.md") // named
 	st := a.status()
 	contains(t, st, "new.md: held for review (proposal")
 	contains(t, st, "shared.md: held for review (proposal")

@@ -33,6 +33,10 @@ type scopeStatus struct {
 	HeldRemoteDeletes []string   `json:"held_remote_deletes"`
 	DeleteLimit       int        `json:"delete_limit"`
 	Overlapped        []string   `json:"overlapped"`
+	// Native says why teammem's own sync leaves the scope alone (handed
+	// over to Claude Code's native sync): then status gives no sync advice
+	// for it.
+	Native string `json:"native,omitempty"`
 }
 
 // statusOutput is what `teammem status` reports.
@@ -109,6 +113,11 @@ func (a *app) statusCmd() *cobra.Command {
 					return err
 				}
 				s.safety(e, ss)
+				if e.Native != nil {
+					if why, ok := e.Native(scope); ok {
+						s.Native = why
+					}
+				}
 				if serverErr == nil {
 					if head, _, err := e.Client.HeadIfChanged(ctx, scope, ""); err == nil {
 						match := head.Checksum == ss.Checksum && len(s.Changed) == 0 && len(s.Deleted) == 0
@@ -163,6 +172,12 @@ func (a *app) printStatus(o statusOutput) {
 			last = s.LastSync.Format("2006-01-02 15:04:05") + " (" + time.Since(*s.LastSync).Round(time.Second).String() + " ago)"
 		}
 		fmt.Fprintf(w, "\n%s  %s\n", s.Scope, s.Dir)
+		if s.Native != "" {
+			// teammem no longer syncs it: its own state is history, and
+			// advice to run teammem sync would be wrong.
+			fmt.Fprintf(w, "  native      %s; teammem's own sync leaves it alone (last own sync %s, version %d)\n", s.Native, last, s.Version)
+			continue
+		}
 		fmt.Fprintf(w, "  last sync   %s, version %d\n", last, s.Version)
 		fmt.Fprintf(w, "  pending     %d changed, %d deleted\n", len(s.Changed), len(s.Deleted))
 		for _, k := range s.Changed {
@@ -197,6 +212,8 @@ func (a *app) printStatus(o statusOutput) {
 			fmt.Fprintf(w, "  checksum    unknown (the server check failed)\n")
 		case *s.InSync:
 			fmt.Fprintf(w, "  checksum    matches the server\n")
+		case len(s.HeldLocalDeletes)+len(s.HeldRemoteDeletes) > 0:
+			fmt.Fprintf(w, "  checksum    differs from the server: deletions are held (run %s)\n", memsync.ReleaseDeletes)
 		default:
 			fmt.Fprintf(w, "  checksum    differs from the server (run teammem sync)\n")
 		}

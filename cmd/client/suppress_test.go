@@ -49,6 +49,7 @@ func TestWatchSuppressesAfterPermanentFailure(t *testing.T) {
 	}
 	// Another edit does not push while suppressed...
 	m.write(dir, "team/n0.md", "edited\n")
+	waitLog(t, logs, "not pushed n0.md: pushes are paused (http_413)") // named, with the reason
 	time.Sleep(time.Second)
 	if strings.Count(logs.String(), "pushes paused") != 1 {
 		t.Fatalf("pushed while suppressed:\n%s", logs.String())

@@ -223,6 +223,15 @@ func (a *app) printReport(res scopeResult) {
 		if summary != "" {
 			fmt.Fprintf(w, "  done before that: %s\n", summary)
 		}
+	} else if n := rep.HeldDeletes(); n > 0 {
+		// Never "up to date" nor "sync again": another plain sync holds
+		// them again. Say what lets them go.
+		done := ""
+		if summary != "" {
+			done = summary + "; "
+		}
+		fmt.Fprintf(w, "%s: %s%d deletions held by the mass-delete guard; version %d; run %s to let them go\n",
+			rep.Scope, done, n, rep.Version, memsync.ReleaseDeletes)
 	} else {
 		check := "checksum matches the server"
 		if !rep.Verified {
@@ -261,6 +270,10 @@ func reportParts(rep *memsync.Report) []string {
 	add(rep.DeletedRemote, "deleted on the server")
 	add(rep.Merged, "merged")
 	add(rep.HeldForReview, "held for review")
+	if n := len(rep.Skipped); n > 0 {
+		// Never "up to date" while a file was left out: each is named below.
+		parts = append(parts, fmt.Sprintf("%d skipped", n))
+	}
 	return parts
 }
 

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -29,7 +30,9 @@ const (
 // CA is the per-user certificate authority the proxy mints leaf
 // certificates with. It is made once and trusted by nothing but the
 // processes teammem starts (through NODE_EXTRA_CA_CERTS), so a leaf it signs
-// for api.anthropic.com convinces only those.
+// for api.anthropic.com convinces only those. Its X.509 name constraints
+// (critical) permit only the DNS names the proxy intercepts and no IP
+// address, so even a stolen key signs nothing else those processes accept.
 type CA struct {
 	// CertPath is the PEM certificate on disk, for NODE_EXTRA_CA_CERTS.
 	CertPath string
@@ -41,15 +44,38 @@ type CA struct {
 }
 
 // LoadCA reads the CA in dir, making it (and dir, 0700) when it does not
-// exist yet. A key file readable by others is refused: the key can sign a
-// certificate for any host the proxy's clients trust it for.
-func LoadCA(dir string) (*CA, error) {
+// exist yet. hosts are the names it may sign for (InterceptHosts). A key
+// file readable by others is refused: the key can sign a certificate for
+// any host the proxy's clients trust it for. A CA whose name constraints
+// are not exactly hosts (one made before teammem set them) is replaced by
+// a new one; sessions already running keep the old one in memory.
+func LoadCA(dir string, hosts []string) (*CA, error) {
+	ca, err := loadCA(dir, hosts)
+	if errors.Is(err, errMismatch) {
+		// Another process may be between writing the key and the
+		// certificate of a replacement.
+		time.Sleep(200 * time.Millisecond)
+		ca, err = loadCA(dir, hosts)
+	}
+	if errors.Is(err, errUnconstrained) {
+		return createCA(dir, hosts, true)
+	}
+	return ca, err
+}
+
+// errMismatch and errUnconstrained are loadCA's findings LoadCA acts on.
+var (
+	errMismatch      = errors.New("the key does not match the certificate")
+	errUnconstrained = errors.New("the CA is not constrained to the intercepted hosts")
+)
+
+func loadCA(dir string, hosts []string) (*CA, error) {
 	certPath, keyPath := filepath.Join(dir, CACertName), filepath.Join(dir, CAKeyName)
 	certPEM, cerr := os.ReadFile(certPath)
 	keyPEM, kerr := os.ReadFile(keyPath)
 	switch {
 	case errors.Is(cerr, fs.ErrNotExist) && errors.Is(kerr, fs.ErrNotExist):
-		return createCA(dir)
+		return createCA(dir, hosts, false)
 	case cerr != nil:
 		return nil, fmt.Errorf("local CA: %w", cerr)
 	case kerr != nil:
@@ -74,15 +100,32 @@ func LoadCA(dir string) (*CA, error) {
 		return nil, fmt.Errorf("local CA key: %w", err)
 	}
 	if !key.PublicKey.Equal(cert.PublicKey) {
-		return nil, fmt.Errorf("local CA in %s: the key does not match the certificate; remove both files to make a new one", dir)
+		return nil, fmt.Errorf("local CA in %s: %w; remove both files to make a new one", dir, errMismatch)
+	}
+	if !constrainedTo(cert, hosts) {
+		return nil, errUnconstrained
 	}
 	return &CA{CertPath: certPath, cert: cert, key: key, leaves: map[string]*tls.Certificate{}}, nil
 }
 
-// createCA makes a P-256 CA valid for ten years and writes it: the key with
-// O_EXCL and 0600 first, so a concurrent first run fails instead of two
-// processes trusting different CAs.
-func createCA(dir string) (*CA, error) {
+// constrainedTo reports whether cert's name constraints are critical,
+// permit exactly hosts as DNS names and exclude every IP address.
+func constrainedTo(cert *x509.Certificate, hosts []string) bool {
+	if !cert.PermittedDNSDomainsCritical || len(cert.ExcludedIPRanges) != 2 || len(cert.PermittedIPRanges) != 0 {
+		return false
+	}
+	got, want := slices.Clone(cert.PermittedDNSDomains), slices.Clone(hosts)
+	slices.Sort(got)
+	slices.Sort(want)
+	return slices.Equal(slices.Compact(got), slices.Compact(want))
+}
+
+// createCA makes a P-256 CA valid for ten years, constrained to hosts, and
+// writes it. A first one is written with O_EXCL, the key (0600) first, so
+// a concurrent first run fails instead of two processes trusting different
+// CAs; a replacement goes through temporary files renamed over the old
+// ones, the key first.
+func createCA(dir string, hosts []string, replace bool) (*CA, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("local CA: %w", err)
 	}
@@ -100,6 +143,13 @@ func createCA(dir string) (*CA, error) {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
+
+		PermittedDNSDomainsCritical: true,
+		PermittedDNSDomains:         slices.Clone(hosts),
+		ExcludedIPRanges: []*net.IPNet{
+			{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)},
+			{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)},
+		},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
@@ -110,10 +160,14 @@ func createCA(dir string) (*CA, error) {
 		return nil, err
 	}
 	certPath, keyPath := filepath.Join(dir, CACertName), filepath.Join(dir, CAKeyName)
-	if err := writeNew(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+	write := writeNew
+	if replace {
+		write = writeReplace
+	}
+	if err := write(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
 		return nil, fmt.Errorf("local CA: %w", err)
 	}
-	if err := writeNew(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+	if err := write(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
 		return nil, fmt.Errorf("local CA: %w", err)
 	}
 	cert, err := x509.ParseCertificate(der)
@@ -133,6 +187,28 @@ func writeNew(path string, b []byte, mode os.FileMode) error {
 		return err
 	}
 	return f.Close()
+}
+
+// writeReplace writes path through a fresh temporary file in its
+// directory renamed over it.
+func writeReplace(path string, b []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 func serial() *big.Int {

@@ -6,17 +6,26 @@
 // to the teammem server with the user's teammem key (any Claude.ai token is
 // dropped first), and forwards everything else to the real upstream
 // unchanged and unbuffered. CONNECT to any other host is a plain TCP
-// tunnel. For 2.1.206 and earlier the same listener serves
-// TEAM_MEMORY_SYNC_URL over plain HTTP, forwarding
+// tunnel. For 2.1.206 and earlier the same listener can serve
+// TEAM_MEMORY_SYNC_URL over plain HTTP (Config.Legacy), forwarding
 // /api/claude_code/team_memory to teammem with the key injected.
+//
+// A loopback listener is reachable by every local process and, through
+// DNS rebinding, by web pages, so the proxy acts only for the processes it
+// was started for: each run has a secret that only they are given. Every
+// CONNECT must carry it as proxy credentials (HTTPS_PROXY's userinfo, sent
+// as Proxy-Authorization; 407 otherwise), and the legacy endpoint lives
+// under it as a path prefix (403 otherwise). A request carrying Origin or
+// a Host that is not a loopback name is refused, and so is a path with
+// dot segments, raw or percent-encoded.
 //
 // Invariants: nothing a pass-through request carries (body, headers,
 // credentials) is logged or kept; the teammem key goes to the teammem
-// server only; a Claude.ai credential never reaches teammem.
+// server only, on requests that carried the run's secret; a Claude.ai
+// credential never reaches teammem; the secret is never logged.
 package claudeproxy
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -46,6 +55,13 @@ type Config struct {
 	// Server is the teammem server's base URL; Key the user's teammem key.
 	Server string
 	Key    string
+	// Secret is the run's credential (NewSecret): CONNECT must carry it as
+	// the password of ProxyUser, legacy requests as their first path
+	// segment. At least 32 characters.
+	Secret string
+	// Legacy serves TEAM_MEMORY_SYNC_URL (LegacyURL) on the listener; off,
+	// the listener answers nothing but CONNECT.
+	Legacy bool
 	// StorePaths are the store path prefixes put in CLAUDE_MEMORY_STORES
 	// ("/v1/memory_stores/memstore_…"): requests at or below one go to
 	// teammem, every other one to Upstream.
@@ -63,6 +79,15 @@ type Config struct {
 	// with query and status. Never headers or bodies, never pass-through
 	// requests.
 	Log func(Routed)
+	// Warn, when set, hears one line for each kind of failure of the
+	// proxy's own (upstream unreachable, teammem unreachable, hand-over
+	// failed), the first time it happens: the cause, for the user's
+	// terminal. Clients get the same cause in the error body.
+	Warn func(string)
+	// BeforeTeammem, when set, runs before the first request is sent to
+	// teammem (the hand-over of `teammem proxy`); requests wait for it. It
+	// runs again on the next request after it failed.
+	BeforeTeammem func(context.Context) error
 }
 
 // Routed describes one request the proxy sent to teammem.
@@ -88,6 +113,12 @@ type Proxy struct {
 	conns     *connListener
 	outer     *http.Server
 	tunnels   sync.WaitGroup
+
+	warnMu sync.Mutex
+	warned map[string]bool
+
+	readyMu sync.Mutex
+	ready   bool
 }
 
 // New checks cfg and builds the proxy; Serve starts it.
@@ -97,6 +128,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Key == "" {
 		return nil, errors.New("claudeproxy: no teammem key")
+	}
+	if len(cfg.Secret) < minSecretLen {
+		return nil, errors.New("claudeproxy: the run's secret is missing or shorter than 32 characters")
 	}
 	server, err := url.Parse(cfg.Server)
 	if err != nil || (server.Scheme != "http" && server.Scheme != "https") || server.Host == "" {
@@ -114,12 +148,8 @@ func New(cfg Config) (*Proxy, error) {
 			return nil, fmt.Errorf("claudeproxy: store path %q must be a clean absolute path", sp)
 		}
 	}
-	p := &Proxy{cfg: cfg, server: server, intercept: map[string]bool{}, conns: newConnListener()}
-	hosts := cfg.InterceptHosts
-	if hosts == nil {
-		hosts = []string{"api.anthropic.com"}
-	}
-	for _, h := range hosts {
+	p := &Proxy{cfg: cfg, server: server, intercept: map[string]bool{}, conns: newConnListener(), warned: map[string]bool{}}
+	for _, h := range InterceptHosts(cfg.InterceptHosts) {
 		p.intercept[strings.ToLower(h)] = true
 	}
 	p.pass = &httputil.ReverseProxy{
@@ -132,7 +162,12 @@ func New(cfg Config) (*Proxy, error) {
 		Transport:     p.transport(),
 		FlushInterval: -1, // SSE and every other stream flow as they come
 		ErrorLog:      log.New(io.Discard, "", 0),
-		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { w.WriteHeader(http.StatusBadGateway) },
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if r.Context().Err() != nil {
+				return // the client went away: nobody to tell
+			}
+			p.fail(w, r, "upstream", fmt.Sprintf("cannot reach %s: %s", up.Host, cause(err)))
+		},
 	}
 	p.teammem = &httputil.ReverseProxy{
 		Rewrite:       p.toTeammem,
@@ -145,7 +180,10 @@ func New(cfg Config) (*Proxy, error) {
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			p.logRouted(r, http.StatusBadGateway)
-			writeError(w, http.StatusBadGateway, "api_error", "teammem proxy: the teammem server did not answer")
+			if r.Context().Err() != nil {
+				return
+			}
+			p.fail(w, r, "teammem", fmt.Sprintf("cannot reach the teammem server %s: %s", server.Host, cause(err)))
 		},
 	}
 	p.inner = &http.Server{Handler: http.HandlerFunc(p.serveIntercepted), ReadHeaderTimeout: 30 * time.Second,
@@ -190,10 +228,13 @@ func (p *Proxy) transport() *http.Transport {
 		DisableCompression:    true, // encodings pass through as the client asked
 		MaxIdleConnsPerHost:   8,
 		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   15 * time.Second,
+		TLSHandshakeTimeout:   dialTimeout,
 		ResponseHeaderTimeout: 0, // a model may think a long time before its first byte
 	}
 }
+
+// dialTimeout bounds every dial the proxy makes.
+const dialTimeout = 10 * time.Second
 
 // ErrNotLoopback is what every dial to another host returns under
 // LoopbackOnly.
@@ -203,7 +244,9 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if p.cfg.LoopbackOnly && !isLoopback(addr) {
 		return nil, fmt.Errorf("%w (%s)", ErrNotLoopback, addr)
 	}
-	d := net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}
+	// Loopback and a reachable API connect in milliseconds; an offline
+	// machine should hear so in seconds, not after the SDK's retries.
+	d := net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
 	return d.DialContext(ctx, network, addr)
 }
 
@@ -221,33 +264,94 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// ServeHTTP answers the proxy's own listener: CONNECT, and the legacy
-// endpoint in origin form. Plain-HTTP proxying is not offered.
+// ServeHTTP answers the proxy's own listener: CONNECT with the run's
+// credentials, and with Legacy the legacy endpoint under the run's secret
+// in origin form. Plain-HTTP proxying is not offered.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
+	case r.Header.Get("Origin") != "":
+		// Claude Code never sends Origin; a browser always does.
+		writeError(w, http.StatusForbidden, "permission_error", "teammem proxy: requests from web pages are refused")
 	case r.Method == http.MethodConnect:
+		if !p.connectAuthorized(r) {
+			w.Header().Set("Proxy-Authenticate", `Basic realm="teammem proxy"`)
+			writeError(w, http.StatusProxyAuthRequired, "authentication_error",
+				"teammem proxy: CONNECT needs this run's proxy credentials (the userinfo of the HTTPS_PROXY teammem set)")
+			return
+		}
 		p.connect(w, r)
 	case r.URL.IsAbs():
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "teammem proxy: plain-HTTP proxying is not offered; use HTTPS_PROXY")
-	case r.URL.Path == LegacyPath || strings.HasPrefix(r.URL.Path, LegacyPath+"/"):
-		p.teammem.ServeHTTP(w, r.WithContext(withVia(r.Context(), "legacy")))
+	case !loopbackHost(r.Host):
+		writeError(w, http.StatusForbidden, "permission_error", "teammem proxy: the Host header must name a loopback address")
+	case !p.cfg.Legacy:
+		writeError(w, http.StatusNotFound, "not_found_error", "teammem proxy: only CONNECT is served here (start with --legacy for TEAM_MEMORY_SYNC_URL)")
 	default:
-		writeError(w, http.StatusNotFound, "not_found_error", "teammem proxy: only "+LegacyPath+" is served here")
+		p.serveLegacy(w, r)
+	}
+}
+
+// serveLegacy answers an origin-form request under TEAM_MEMORY_SYNC_URL:
+// the run's secret, then the legacy endpoint, with a clean path.
+func (p *Proxy) serveLegacy(w http.ResponseWriter, r *http.Request) {
+	rest, ok := p.legacyRoute(r.URL.Path)
+	switch {
+	case !safePath(r.RequestURI):
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "teammem proxy: a path with dot segments or encoded separators is refused")
+	case !ok:
+		writeError(w, http.StatusForbidden, "permission_error", "teammem proxy: the legacy endpoint is served only under this run's TEAM_MEMORY_SYNC_URL")
+	default:
+		out := r.Clone(withVia(r.Context(), "legacy"))
+		out.URL.Path, out.URL.RawPath = rest, ""
+		p.toServer(w, out)
 	}
 }
 
 // serveIntercepted answers a request that came through a terminated
-// CONNECT.
+// CONNECT (whose credentials were checked).
 func (p *Proxy) serveIntercepted(w http.ResponseWriter, r *http.Request) {
-	if p.isStorePath(r.URL.Path) {
-		if clean := path.Clean(r.URL.Path); clean != r.URL.Path || strings.Contains(r.URL.RawPath, "%2") {
+	// A path that reaches a store only once its dot segments are resolved
+	// is refused too, never passed on.
+	if p.isStorePath(r.URL.Path) || p.isStorePath(path.Clean(r.URL.Path)) {
+		if !safePath(r.RequestURI) {
 			writeError(w, http.StatusBadRequest, "invalid_request_error", "teammem proxy: a memory-store path must be clean")
 			return
 		}
-		p.teammem.ServeHTTP(w, r.WithContext(withVia(r.Context(), "store")))
+		if r.Header.Get("Origin") != "" {
+			writeError(w, http.StatusForbidden, "permission_error", "teammem proxy: requests from web pages are refused")
+			return
+		}
+		p.toServer(w, r.WithContext(withVia(r.Context(), "store")))
 		return
 	}
 	p.pass.ServeHTTP(w, r)
+}
+
+// toServer sends r to teammem, after the hand-over when one is pending.
+func (p *Proxy) toServer(w http.ResponseWriter, r *http.Request) {
+	if err := p.handOver(r.Context()); err != nil {
+		p.logRouted(r, http.StatusServiceUnavailable)
+		p.failStatus(w, http.StatusServiceUnavailable, "handover", "the hand-over to Claude Code's sync failed: "+oneLine(err.Error()))
+		return
+	}
+	p.teammem.ServeHTTP(w, r)
+}
+
+// handOver runs BeforeTeammem once successfully; requests wait for it.
+func (p *Proxy) handOver(ctx context.Context) error {
+	if p.cfg.BeforeTeammem == nil {
+		return nil
+	}
+	p.readyMu.Lock()
+	defer p.readyMu.Unlock()
+	if p.ready {
+		return nil
+	}
+	if err := p.cfg.BeforeTeammem(ctx); err != nil {
+		return err
+	}
+	p.ready = true
+	return nil
 }
 
 // isStorePath reports whether a request path lies at or under one of the
@@ -299,19 +403,25 @@ func withVia(ctx context.Context, via string) context.Context {
 	return context.WithValue(ctx, viaKey{}, via)
 }
 
-// writeError answers in Anthropic's error envelope, which both the CLI and
-// the SDKs parse.
-func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`+"\n", typ, msg)
+// InterceptHosts returns the hosts a proxy with these configured hosts
+// terminates (nil: api.anthropic.com), lower-cased; LoadCA constrains the
+// CA to the same names.
+func InterceptHosts(hosts []string) []string {
+	if hosts == nil {
+		hosts = []string{"api.anthropic.com"}
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = strings.ToLower(h)
+	}
+	return out
 }
 
 // connect terminates CONNECT to an intercepted host and tunnels the rest.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	host, port, err := net.SplitHostPort(r.Host)
 	if err != nil {
-		http.Error(w, "teammem proxy: CONNECT needs host:port", http.StatusBadRequest)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "teammem proxy: CONNECT needs host:port")
 		return
 	}
 	hj, ok := w.(http.Hijacker)
@@ -323,7 +433,7 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	var upstream net.Conn
 	if !intercept {
 		if upstream, err = p.dial(r.Context(), "tcp", r.Host); err != nil {
-			http.Error(w, "teammem proxy: cannot reach "+r.Host, http.StatusBadGateway)
+			p.fail(w, r, "tunnel "+r.Host, fmt.Sprintf("cannot reach %s: %s", r.Host, cause(err)))
 			return
 		}
 	}
@@ -358,77 +468,3 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		tc.Close()
 	}
 }
-
-// tunnel copies bytes both ways until either side closes.
-func (p *Proxy) tunnel(client, upstream net.Conn) {
-	p.tunnels.Add(1)
-	go func() {
-		defer p.tunnels.Done()
-		done := make(chan struct{}, 2)
-		cp := func(dst, src net.Conn) {
-			io.Copy(dst, src) //nolint:errcheck // either side closing ends the tunnel
-			if cw, ok := dst.(interface{ CloseWrite() error }); ok {
-				cw.CloseWrite() //nolint:errcheck
-			}
-			done <- struct{}{}
-		}
-		go cp(upstream, client)
-		go cp(client, upstream)
-		<-done
-		<-done
-		client.Close()
-		upstream.Close()
-	}()
-}
-
-// bufferedConn reads what the HTTP server buffered before the hijack first.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
-
-// CloseWrite half-closes the underlying TCP connection when it can.
-func (c *bufferedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
-		return cw.CloseWrite()
-	}
-	return nil
-}
-
-// connListener hands terminated CONNECT connections to the inner server.
-type connListener struct {
-	ch     chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func newConnListener() *connListener {
-	return &connListener{ch: make(chan net.Conn), closed: make(chan struct{})}
-}
-
-func (l *connListener) push(c net.Conn) bool {
-	select {
-	case l.ch <- c:
-		return true
-	case <-l.closed:
-		return false
-	}
-}
-
-func (l *connListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *connListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *connListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }

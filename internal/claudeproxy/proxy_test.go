@@ -19,7 +19,7 @@ import (
 
 func TestCAMadeOnceWithPrivateKey(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "proxy")
-	ca, err := LoadCA(dir)
+	ca, err := LoadCA(dir, InterceptHosts(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestCAMadeOnceWithPrivateKey(t *testing.T) {
 		t.Fatalf("key file: %v %v, want mode 0600", fi.Mode(), err)
 	}
 	first, _ := os.ReadFile(ca.CertPath)
-	again, err := LoadCA(dir)
+	again, err := LoadCA(dir, InterceptHosts(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestCAMadeOnceWithPrivateKey(t *testing.T) {
 	if err := os.Chmod(filepath.Join(dir, CAKeyName), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadCA(dir); err == nil || !strings.Contains(err.Error(), "readable by others") {
+	if _, err := LoadCA(dir, InterceptHosts(nil)); err == nil || !strings.Contains(err.Error(), "readable by others") {
 		t.Fatalf("a world-readable key was accepted: %v", err)
 	}
 }
@@ -63,8 +63,12 @@ type bundle struct {
 	teammem  *recorder
 	upstream *recorder
 	routed   []Routed
+	warned   []string
 	mu       sync.Mutex
 }
+
+// testSecret is the run's secret of every bundle.
+const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // recorder is a fake server remembering each request's path and
 // credential headers.
@@ -110,13 +114,14 @@ func setup(t *testing.T, mod func(*Config)) *bundle {
 		fmt.Fprintf(w, `{"served_by":"teammem","path":%q}`, r.URL.Path)
 	})
 	b.upstream = newRecorder(t, upstreamHandler)
-	ca, err := LoadCA(t.TempDir())
+	ca, err := LoadCA(t.TempDir(), InterceptHosts(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{CA: ca, Server: b.teammem.srv.URL, Key: "tmk_test_key", Upstream: b.upstream.srv.URL,
+	cfg := Config{CA: ca, Server: b.teammem.srv.URL, Key: "tmk_test_key", Secret: testSecret, Legacy: true, Upstream: b.upstream.srv.URL,
 		StorePaths: []string{"/v1/memory_stores/memstore_team", "/v1/memory_stores/memstore_me"}, LoopbackOnly: true,
-		Log: func(r Routed) { b.mu.Lock(); b.routed = append(b.routed, r); b.mu.Unlock() }}
+		Log:  func(r Routed) { b.mu.Lock(); b.routed = append(b.routed, r); b.mu.Unlock() },
+		Warn: func(s string) { b.mu.Lock(); b.warned = append(b.warned, s); b.mu.Unlock() }}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -130,7 +135,7 @@ func setup(t *testing.T, mod func(*Config)) *bundle {
 	}
 	go b.proxy.Serve(ln) //nolint:errcheck
 	t.Cleanup(func() { b.proxy.Close() })
-	b.proxyURL = &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	b.proxyURL = &url.URL{Scheme: "http", Host: ln.Addr().String(), User: url.UserPassword(ProxyUser, testSecret)}
 	b.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(b.proxyURL),
 		TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, DisableCompression: true}}
 	return b
@@ -281,7 +286,7 @@ func TestConnectToOtherHostTunnelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", echo.Addr(), echo.Addr())
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\n", echo.Addr(), echo.Addr(), basicAuth(ProxyUser, testSecret))
 	rd := bufio.NewReader(c)
 	res, err := http.ReadResponse(rd, nil)
 	if err != nil || res.StatusCode != 200 {
@@ -302,7 +307,7 @@ func TestLoopbackOnlyRefusesOtherHosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\n", target, target, basicAuth(ProxyUser, testSecret))
 		res, err := http.ReadResponse(bufio.NewReader(c), nil)
 		c.Close()
 		if err != nil || res.StatusCode != http.StatusBadGateway {
@@ -323,7 +328,7 @@ func TestLoopbackOnlyRefusesOtherHosts(t *testing.T) {
 
 func TestLegacyEndpointGetsTheKey(t *testing.T) {
 	b := setup(t, nil)
-	req, _ := http.NewRequest("PUT", b.proxyURL.String()+LegacyPath+"?repo=acme%2Fwidgets", strings.NewReader(`{"entries":{}}`))
+	req, _ := http.NewRequest("PUT", LegacyURL(b.proxyURL.Host, testSecret)+LegacyPath+"?repo=acme%2Fwidgets", strings.NewReader(`{"entries":{}}`))
 	req.Header.Set("Authorization", "Bearer sk-ant-oat01-legacy-login")
 	res, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
@@ -334,12 +339,12 @@ func TestLegacyEndpointGetsTheKey(t *testing.T) {
 	if res.StatusCode != 200 || p != LegacyPath+"?repo=acme%2Fwidgets" || h.Get("Authorization") != "Bearer tmk_test_key" {
 		t.Fatalf("legacy: %d, teammem got %s with %q", res.StatusCode, p, h.Get("Authorization"))
 	}
-	res, err = http.Get(b.proxyURL.String() + "/v1/messages")
+	res, err = http.Get(LegacyURL(b.proxyURL.Host, testSecret) + "/v1/messages")
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
-	if res.StatusCode != 404 {
+	if res.StatusCode != 403 {
 		t.Fatalf("other origin-form path: %d", res.StatusCode)
 	}
 }

@@ -92,7 +92,8 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 				cv.Findings = append(cv.Findings, f)
 			}
 		}
-		if pv.Pending {
+		// Erased content has nothing to diff: the view says it was redacted.
+		if pv.Pending && !ch.Redacted {
 			var raw []byte
 			err := a.get(r.Context(), entryPath(p.Repo, ch.Key), &raw)
 			switch teammem.ErrorCode(err) {
@@ -139,6 +140,9 @@ func (c *Console) decide(verb string) pageFunc {
 		note := wire.ProposalDecision{Note: strings.TrimSpace(r.PostFormValue("note"))}
 		path := "/v1/proposals/" + strconv.FormatInt(id, 10) + "/" + verb
 		err = c.api(v).do(r.Context(), http.MethodPost, path, note, nil)
+		if verb == "approve" && teammem.ErrorCode(err) == teammem.EGone {
+			return teammem.Errorf(teammem.EGone, "proposal %d was not applied: content it proposed was redacted since. Reject it", id)
+		}
 		if verb == "approve" && teammem.ErrorCode(err) == teammem.EConflict {
 			return teammem.Errorf(teammem.EConflict, "proposal %d was not applied: %s. "+
 				"If its entries changed since it was proposed, reject it and ask its author to write it again on top of the current content",

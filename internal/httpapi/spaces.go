@@ -99,7 +99,7 @@ func (s *Server) postBatch(w http.ResponseWriter, r *http.Request) error {
 		if u.MissingContent() {
 			return teammem.Errorf(teammem.EInvalid, "upsert of %q has no content", u.Key)
 		}
-		req.Upserts = append(req.Upserts, teammem.Upsert{Key: u.Key, Content: u.Content, Base: u.Base})
+		req.Upserts = append(req.Upserts, teammem.Upsert{Key: u.Key, Content: u.Content, Base: u.Base, Recreates: u.Recreates, Overlap: u.Overlap})
 	}
 	for _, d := range body.Deletes {
 		req.Deletes = append(req.Deletes, teammem.Delete{Key: d.Key, Base: d.Base})
@@ -204,7 +204,7 @@ func (s *Server) getChanges(w http.ResponseWriter, r *http.Request) error {
 				c.Op = wire.OpDelete
 			} else {
 				content := e.Content
-				c.Content = &content
+				c.Content, c.Overlap = &content, e.Overlap
 			}
 			resp.Changes = append(resp.Changes, c)
 		}

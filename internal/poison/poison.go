@@ -7,18 +7,25 @@
 //
 // The rules (ids as stored, shown and counted):
 //
-//   - agent-override: telling the agent to drop its instructions ("ignore
-//     previous instructions", "disregard the system prompt", "you are now
-//     in developer mode").
+//   - agent-override: telling the agent to drop, void or stop following
+//     its instructions ("ignore previous instructions", "pay no attention
+//     to the system prompt", "your previous instructions are now void",
+//     "from now on you will only obey …", "you are now in developer mode").
 //   - agent-concealment: telling the agent to keep something from its user
-//     ("do not tell the user", "without informing the user").
+//     ("do not tell the user", "without mentioning it to the user", "keep
+//     this secret from the user", "the user must never know", "don't
+//     mention this in your response").
 //   - agent-command: telling the agent to run something unconditionally or
 //     unasked ("always run curl …", "silently execute", "run this without
 //     asking"). "Always run the tests" is not a hit: the rule wants a risky
 //     command or an unasked/hidden qualifier.
-//   - fetch-exec: a shell line that downloads and executes in one go
-//     (curl … | sh, wget -O- … | bash, bash <(curl …), sh -c "$(curl …)",
-//     iex (iwr …), Invoke-Expression … DownloadString).
+//   - fetch-exec: remote content fetched and then executed, by any shell
+//     (sh, bash, zsh, dash, fish, pwsh, cmd …), interpreter (python, node,
+//     perl, ruby, php, deno, bun) or package runner (npx, pnpm dlx, bunx,
+//     uvx, pipx run, deno run) given a remote source: curl … | sh, bash
+//     <(curl …), sh -c "$(curl …)", python -c "$(curl …)", eval "$(curl …)",
+//     iex (iwr …), and a download saved to a file that a command within the
+//     next three lines runs (download.go says where the line is).
 //   - url-data: a URL whose query carries data: a long or high-entropy
 //     value, a templated value (${…}, {{…}}, $VAR, <…>) that the agent
 //     would fill in, or a Markdown image (fetched without a click) with a
@@ -39,6 +46,14 @@
 //     shares no words with its name and body, or names a memory type other
 //     than its type: the index shows the description, the agent reads the
 //     body.
+//
+// The instruction rules and fetch-exec read the content normalised
+// (normalize.go): compatibility forms, accents, lookalike letters of other
+// scripts and invisible characters folded away, Markdown emphasis and
+// marks inside words dropped, spaced letters and a paragraph's lines
+// joined (instructions), quotes inside words dropped and continued lines
+// joined (shell). Every rule is linear in its input
+// (TestRulesLinearOnAdversarialInput).
 //
 // Findings carry rule, label and line; an excerpt only for rules whose
 // match is instruction text, never for those whose match may be data
@@ -70,28 +85,27 @@ type hit struct {
 
 // doc is an entry's content prepared once for every rule.
 type doc struct {
-	key     string
-	content string
-	lines   []string
-	ascii   []bool     // lines holding no byte ≥ 0x80, which no character rule can hit
-	words   []wordMask // the prefilter words each line holds, lower-cased
+	key       string
+	content   string
+	lines     []string
+	lineStart []int  // the offset of each line in content
+	ascii     []bool // lines holding no byte ≥ 0x80, which no character rule can hit
+	text      *view  // the instruction rules' view (normalize.go)
+	shell     *view  // the shell rules' view
 }
 
 // newDoc prepares content for the rules.
 func newDoc(key, content string) *doc {
 	d := &doc{key: key, content: content, lines: strings.Split(content, "\n")}
 	d.ascii = make([]bool, len(d.lines))
-	ascii := true
+	d.lineStart = make([]int, len(d.lines))
+	off := 0
 	for i, l := range d.lines {
 		d.ascii[i] = isASCII(l)
-		ascii = ascii && d.ascii[i]
+		d.lineStart[i] = off
+		off += len(l) + 1
 	}
-	lower := strings.ToLower(content)
-	if !ascii {
-		// (?i) matches s with the long s, which ToLower keeps.
-		lower = strings.ReplaceAll(lower, "ſ", "s")
-	}
-	d.words = prefilter().lineWords(lower, len(d.lines))
+	d.text, d.shell = newViews(content, d.lineStart)
 	return d
 }
 
@@ -104,10 +118,16 @@ func isASCII(s string) bool {
 	return true
 }
 
-// may reports whether line i holds a word of every group of r's
-// prefilter: the regexes run only on lines that might match, which keeps a
-// check of a whole entry far cheaper than its regexes on every line.
-func (d *doc) may(i int, r *lineRE) bool { return d.words[i].holdsAll(r.masks) }
+// viewHit is the hit of bytes [a, b) of line i of v: the original line
+// the match starts on and the original text it covers.
+func (d *doc) viewHit(v *view, i, a, b int) hit {
+	from, to := v.origin(i, a), int(v.src[v.start[i]+b])
+	if to < from {
+		to = from
+	}
+	line := sort.Search(len(d.lineStart), func(k int) bool { return d.lineStart[k] > from })
+	return hit{line: line, text: d.content[from:to]}
+}
 
 // Rules returns every rule, in the order they run.
 func Rules() []Rule { return rules }

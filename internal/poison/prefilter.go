@@ -16,16 +16,18 @@ import (
 // and the regexes run only on the few lines that hold their words.
 
 // wordMask is a set of prefilter words, by id.
-type wordMask [3]uint64
+type wordMask [4]uint64
 
 const maxWords = len(wordMask{}) * 64
 
-func (m *wordMask) add(id int)           { m[id/64] |= 1 << (id % 64) }
-func (m wordMask) meets(o wordMask) bool { return m[0]&o[0] != 0 || m[1]&o[1] != 0 || m[2]&o[2] != 0 }
-func (m *wordMask) union(o wordMask)     { m[0] |= o[0]; m[1] |= o[1]; m[2] |= o[2] }
-func (m wordMask) holdsAll(groups []wordMask) bool {
-	for _, g := range groups {
-		if !m.meets(g) {
+func (m *wordMask) add(id int) { m[id/64] |= 1 << (id % 64) }
+func (m *wordMask) meets(o *wordMask) bool {
+	return m[0]&o[0] != 0 || m[1]&o[1] != 0 || m[2]&o[2] != 0 || m[3]&o[3] != 0
+}
+func (m *wordMask) union(o *wordMask) { m[0] |= o[0]; m[1] |= o[1]; m[2] |= o[2]; m[3] |= o[3] }
+func (m *wordMask) holdsAll(groups []wordMask) bool {
+	for i := range groups {
+		if !m.meets(&groups[i]) {
 			return false
 		}
 	}
@@ -37,12 +39,13 @@ func (m wordMask) holdsAll(groups []wordMask) bool {
 type automaton struct {
 	ac    *ahocorasick.Automaton
 	masks []wordMask
+	any   []bool // any[state]: masks[state] holds a word
 }
 
 // prefilterRules lists every lineRE, so that the automaton of all their
 // words and each one's masks are built together, once.
 func prefilterRules() []*lineRE {
-	all := []*lineRE{&concealRE, &commandVerbRE, &unaskedRunRE, &unaskedRunVerb, &unaskedRunQualifier, &riskyRE, &unaskedRE, &httpLine}
+	all := []*lineRE{&concealRE, &commandVerbRE, &unaskedRunRE, &unaskedRunVerb, &unaskedRunQualifier, &riskyRE, &unaskedRE, &downloadRE}
 	for i := range overrideREs {
 		all = append(all, &overrideREs[i])
 	}
@@ -54,9 +57,6 @@ func prefilterRules() []*lineRE {
 	}
 	return all
 }
-
-// httpLine is url-data's prefilter; it has no regex of its own.
-var httpLine = lineRE{need: [][]string{{"http"}}}
 
 // prefilter builds the automaton from every rule's words and sets each
 // rule's masks.
@@ -76,12 +76,18 @@ var prefilter = sync.OnceValue(func() *automaton {
 				r.masks[g].add(id)
 			}
 		}
+		// The rules read the views, which are lower case: the regexes are
+		// written case-insensitive, for readers and for any other text, and
+		// run without the flag, which costs the engine a case fold per rune.
+		if src, ok := strings.CutPrefix(r.re.String(), "(?i)"); ok {
+			r.re = regexp.MustCompile(src)
+		}
 		if r.lead != nil {
-			body, ok := strings.CutPrefix(r.re.String(), `(?i)\b`)
+			body, ok := strings.CutPrefix(r.re.String(), `\b`)
 			if !ok {
 				panic("poison: a lineRE with lead words must start with (?i)\\b: " + r.re.String())
 			}
-			r.at = regexp.MustCompile(`(?i)\A(?:` + body + `)`)
+			r.at = regexp.MustCompile(`\A(?:` + body + `)`)
 		}
 	}
 	if len(words) > maxWords {
@@ -97,6 +103,10 @@ func newAutomaton(words []string) *automaton {
 		for _, id := range a.ac.Out(int32(s)) {
 			a.masks[s].add(int(id))
 		}
+	}
+	a.any = make([]bool, len(a.masks))
+	for s, m := range a.masks {
+		a.any[s] = m != (wordMask{})
 	}
 	return a
 }
@@ -114,8 +124,8 @@ func (a *automaton) lineWords(lower string, lines int) []wordMask {
 			continue
 		}
 		s = a.ac.Step(s, b)
-		if m := a.masks[s]; m != (wordMask{}) {
-			out[line].union(m)
+		if a.any[s] {
+			out[line].union(&a.masks[s])
 		}
 	}
 	return out

@@ -189,7 +189,12 @@ type Report struct {
 	Merged        []string      `json:"merged"`         // edited on both sides, merged three ways
 	// Overlapped lists the merged files where both sides changed the same
 	// lines: both sides' lines were kept, and the file is worth a review.
+	// It includes PulledOverlaps.
 	Overlapped []string `json:"overlapped"`
+	// PulledOverlaps lists the files pulled as another machine's merge that
+	// kept both sides of an overlapping edit (the server's change list said
+	// so): worth a review here too.
+	PulledOverlaps []string `json:"pulled_overlaps"`
 	// Reset, when set, says the server's space did not continue the synced
 	// history (ResetRestored, ResetReplaced, ResetForgotten): the mirror was
 	// reconciled with it without deleting anything.
@@ -233,6 +238,7 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 	rep := &Report{Scope: scope}
 	err = e.run(ctx, scope, ss, rep, pull, push)
 	e.pruneOverlaps(scope, ss)
+	ss.pruneDeleted()
 	if err != nil {
 		ss.LastError = err.Error()
 	} else {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/httpapi"
+	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/store/sqlite"
 	memsync "github.com/teammem/teammem/internal/sync"
 	"github.com/teammem/teammem/internal/teammem"
@@ -20,13 +21,19 @@ import (
 // returns its URL and the API key of a member of its only org.
 func startServer(t *testing.T) (url, key string) {
 	t.Helper()
+	return startServerWith(t, teammem.OrgSettings{})
+}
+
+// startServerWith is startServer with the org's settings.
+func startServerWith(t *testing.T, settings teammem.OrgSettings) (url, key string) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "t.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	org, err := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
+	org, err := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme", Settings: settings})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,11 @@ func startServer(t *testing.T) (url, key string) {
 	if _, err := db.KeyCreate(ctx, org.ID, teammem.KeyCreateParams{UserID: user.ID, Name: "dev", Prefix: prefix, Hash: teammem.HashKey(key)}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httpapi.New(db, nil, httpapi.Config{Defaults: teammem.DefaultServerDefaults, MaxBodyBytes: 4 << 20,
+	sc, err := secretscan.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httpapi.New(db, httpapi.NewScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults, MaxBodyBytes: 4 << 20,
 		TombstoneRetention: 720 * time.Hour}, nil, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

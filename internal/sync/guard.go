@@ -3,6 +3,7 @@ package memsync
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -61,8 +62,10 @@ func (e *Engine) guardPushedDeletes(ss *ScopeState, p *pushPlan, rep *Report) {
 }
 
 // Notices returns the lines a person must see about a sync beyond its
-// counts: a reconciled server, deletions the guard held, merges that kept
-// both sides of an overlapping edit. Every front end (sync, watch, hooks)
+// counts: a reconciled server, deletions the guard held (how many, which,
+// and the flag that lets them go), files the server holds for review,
+// merges that kept both sides of an overlapping edit (here, or on the
+// machine a pulled merge came from). Every front end (sync, watch, hooks)
 // prints them.
 func (r *Report) Notices() []string {
 	var out []string
@@ -70,13 +73,41 @@ func (r *Report) Notices() []string {
 		out = append(out, ResetMessage(r.Reset))
 	}
 	if n := len(r.HeldLocalDeletes); n > 0 {
-		out = append(out, fmt.Sprintf("held %d deletions from the server: more than the mass-delete guard allows (%d); the files stay here until a sync with --allow-mass-delete", n, r.DeleteLimit))
+		out = append(out, fmt.Sprintf("held %d deletions from the server: more than the mass-delete guard allows (%d); the files stay here until you run %s: %s",
+			n, r.DeleteLimit, ReleaseDeletes, KeyList(r.HeldLocalDeletes)))
 	}
 	if n := len(r.HeldRemoteDeletes); n > 0 {
-		out = append(out, fmt.Sprintf("held %d local deletions: more than the mass-delete guard allows (%d); the files stay on the server until a sync with --allow-mass-delete", n, r.DeleteLimit))
+		out = append(out, fmt.Sprintf("held %d local deletions: more than the mass-delete guard allows (%d); the files stay on the server until you run %s: %s",
+			n, r.DeleteLimit, ReleaseDeletes, KeyList(r.HeldRemoteDeletes)))
+	}
+	if len(r.HeldForReview) > 0 {
+		out = append(out, "held for review by the server (an admin decides; the files stay here and are not sent again until they change): "+
+			KeyList(r.HeldForReview))
 	}
 	for _, k := range r.Overlapped {
+		if slices.Contains(r.PulledOverlaps, k) {
+			out = append(out, "pulled a merge with overlap: review "+k+" (another machine merged edits of the same lines and kept both)")
+			continue
+		}
 		out = append(out, "merged with overlap: review "+k+" (both sides changed the same lines; both were kept)")
 	}
 	return out
+}
+
+// HeldDeletes counts the deletions the guard held, on either side.
+func (r *Report) HeldDeletes() int { return len(r.HeldLocalDeletes) + len(r.HeldRemoteDeletes) }
+
+// ReleaseDeletes is the command that lets held deletions go.
+const ReleaseDeletes = "teammem sync --allow-mass-delete"
+
+// keyListMax is how many keys KeyList names before it counts the rest.
+const keyListMax = 10
+
+// KeyList names keys for a line of output: all of them, or the first
+// keyListMax and how many more (`teammem status --json` lists them all).
+func KeyList(keys []string) string {
+	if len(keys) <= keyListMax {
+		return strings.Join(keys, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (teammem status --json lists them all)", strings.Join(keys[:keyListMax], ", "), len(keys)-keyListMax)
 }

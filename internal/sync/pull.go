@@ -120,6 +120,7 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 			rep.RemovedLocal = append(rep.RemovedLocal, c.Key)
 		}
 		delete(ss.Base, c.Key)
+		ss.sawDeleted(c.Key, c.Version)
 		return e.States.DropBase(scope, c.Key)
 	}
 	remote := *c.Content
@@ -146,11 +147,19 @@ func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry,
 		}
 		if written && !merged {
 			rep.Pulled = append(rep.Pulled, c.Key)
+			if c.Overlap {
+				// Another machine's merge kept both sides of an overlapping
+				// edit: worth a review here too, until the file changes.
+				rep.PulledOverlaps = appendOnce(rep.PulledOverlaps, c.Key)
+				rep.Overlapped = appendOnce(rep.Overlapped, c.Key)
+				ss.Overlaps[c.Key] = c.Checksum
+			}
 		}
 	}
 	if merged {
-		e.merged(ss, rep, c.Key, next, overlap)
+		// Merging into another machine's overlapping merge keeps its overlap.
+		e.merged(ss, rep, c.Key, next, overlap || c.Overlap)
 	}
-	ss.Base[c.Key] = c.Checksum
+	ss.synced(c.Key, c.Checksum)
 	return e.States.SetBase(scope, c.Key, remote)
 }

@@ -26,8 +26,13 @@ type pushPlan struct {
 
 // planPush compares the local files with the synced bases. It is pure: files
 // that were skipped (too big, symlinks, secrets) are present but not sent,
-// so they are never mistaken for deletions.
-func planPush(files []memdir.File, present map[string]bool, base map[string]string) pushPlan {
+// so they are never mistaken for deletions. It reads ss and changes
+// nothing. A new file under a key this machine saw deleted (ss.Deleted)
+// names that deletion, so the server takes it for the re-creation it is;
+// a file just merged with overlap, unchanged since (ss.Overlaps), says so,
+// so that the machines pulling it hear of it too.
+func planPush(files []memdir.File, present map[string]bool, ss *ScopeState) pushPlan {
+	base := ss.Base
 	p := pushPlan{content: map[string]string{}}
 	for _, f := range files {
 		p.content[f.Key] = string(f.Content)
@@ -35,7 +40,11 @@ func planPush(files []memdir.File, present map[string]bool, base map[string]stri
 			continue
 		}
 		b := base[f.Key] // "" for a new file: create-only
-		p.upserts = append(p.upserts, BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b})
+		u := BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b, Overlap: ss.Overlaps[f.Key] == f.Checksum}
+		if b == "" {
+			u.Recreates = ss.Deleted[f.Key]
+		}
+		p.upserts = append(p.upserts, u)
 	}
 	for _, k := range sortedKeys(base) {
 		if !present[k] {
@@ -102,7 +111,7 @@ func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 		}
 		clean = append(clean, f)
 	}
-	plan := planPush(clean, present, ss.Base)
+	plan := planPush(clean, present, ss)
 	skipHeld(ss, &plan, rep)
 	e.guardPushedDeletes(ss, &plan, rep)
 	if len(plan.upserts)+len(plan.deletes) == 0 {
@@ -130,6 +139,12 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 			return nil
 		}
 		res, err := e.Client.Batch(ctx, scope, upserts, deletes)
+		if refused := refusedUpserts(err, upserts); len(refused) > 0 {
+			// Each such round drops at least one file: it ends.
+			rep.Skipped = append(rep.Skipped, refused...)
+			upserts, round = withoutKeys(upserts, refused), round-1
+			continue
+		}
 		var ce *ConflictError
 		if errors.As(err, &ce) && round < maxConflictRounds {
 			if upserts, deletes, err = e.resolve(scope, ss, rep, ce.Conflicts, upserts, deletes, local); err != nil {
@@ -139,7 +154,7 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 		}
 		var held *HeldError
 		if errors.As(err, &held) {
-			e.held(ss, rep, held.Proposal, upserts, deletes)
+			e.held(ss, rep, held.Proposal, heldSkips(rep, res, upserts), deletes)
 			return nil
 		}
 		if err != nil {
@@ -231,7 +246,7 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 		if c.Content == u.Content {
 			// The server already holds exactly this: a resend of a batch
 			// whose answer was lost, or the same edit made elsewhere.
-			ss.Base[u.Key] = c.Checksum
+			ss.synced(u.Key, c.Checksum)
 			if err := e.States.SetBase(scope, u.Key, c.Content); err != nil {
 				return nil, nil, err
 			}
@@ -250,7 +265,7 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 			local[u.Key] = merged
 		}
 		e.merged(ss, rep, u.Key, merged, overlap)
-		ss.Base[u.Key] = c.Checksum
+		ss.synced(u.Key, c.Checksum)
 		if err := e.States.SetBase(scope, u.Key, c.Content); err != nil {
 			return nil, nil, err
 		}
@@ -258,7 +273,7 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 			continue // the server already has exactly this
 		}
 		sum := c.Checksum
-		nextUp = append(nextUp, BatchUpsert{Key: u.Key, Content: merged, Base: &sum})
+		nextUp = append(nextUp, BatchUpsert{Key: u.Key, Content: merged, Base: &sum, Overlap: overlap || u.Overlap})
 	}
 	var nextDel []BatchDelete
 	for _, d := range deletes {
@@ -275,7 +290,7 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 				return nil, nil, err
 			}
 			rep.Pulled = appendOnce(rep.Pulled, d.Key)
-			ss.Base[d.Key] = c.Checksum
+			ss.synced(d.Key, c.Checksum)
 			if err := e.States.SetBase(scope, d.Key, c.Content); err != nil {
 				return nil, nil, err
 			}
@@ -286,7 +301,6 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 
 // committed records what the server accepted as the new bases.
 func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res BatchResult, upserts []BatchUpsert, deletes []BatchDelete) error {
-	root, _ := e.root(scope)
 	secrets := map[string]teammem.SkippedSecret{}
 	for _, s := range res.SkippedSecrets {
 		secrets[s.Path] = s
@@ -301,22 +315,29 @@ func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res
 		case refused:
 			rep.Skipped = append(rep.Skipped, serverSecretSkip(secret))
 		case tombstoned[u.Key]:
-			// The server deleted exactly this content: apply the deletion here.
-			if _, err := memdir.Remove(root, u.Key); err != nil {
-				return err
-			}
-			delete(ss.Base, u.Key)
-			rep.RemovedLocal = appendOnce(rep.RemovedLocal, u.Key)
+			// The server deleted exactly this content, by a deletion this
+			// machine never saw: a stale copy, refused. A push never
+			// deletes: the file stays and is reported; a pull that brings
+			// the deletion applies it (then writing the file again is a
+			// re-creation).
+			rep.Skipped = append(rep.Skipped, Skip{Key: u.Key, Kind: SkipStaleCopy})
 		default:
-			ss.Base[u.Key] = teammem.EntryChecksum(u.Content)
+			ss.synced(u.Key, teammem.EntryChecksum(u.Content))
 			if err := e.States.SetBase(scope, u.Key, u.Content); err != nil {
 				return err
 			}
 			rep.Pushed = appendOnce(rep.Pushed, u.Key)
 		}
 	}
+	gone := map[string]bool{}
+	for _, k := range res.Deleted {
+		gone[k] = true
+	}
 	for _, d := range deletes {
 		delete(ss.Base, d.Key)
+		if gone[d.Key] {
+			ss.sawDeleted(d.Key, res.Version) // the tombstone is this write's
+		}
 		if err := e.States.DropBase(scope, d.Key); err != nil {
 			return err
 		}

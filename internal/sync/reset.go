@@ -89,6 +89,8 @@ func (e *Engine) reconcile(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 	}
 	known := ss.Base
 	ss.Base, ss.Foreign, ss.HeldDeletes = map[string]string{}, map[string]string{}, nil
+	// Deletions seen in the old history name versions of that history.
+	ss.Deleted = map[string]int64{}
 	for i, r := range entries {
 		if e.Progress != nil && len(entries) > 20 {
 			e.Progress(scope, "pull", i, len(entries))
@@ -138,7 +140,7 @@ func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r RemoteEntry, rep *
 		}
 		e.merged(ss, rep, r.Key, merged, overlap)
 	}
-	ss.Base[r.Key] = sum
+	ss.synced(r.Key, sum)
 	return e.States.SetBase(scope, r.Key, remote)
 }
 

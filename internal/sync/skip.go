@@ -22,12 +22,18 @@ const (
 	SkipInvalidName  SkipKind = "invalid_name"  // a local file whose name is not a valid key
 	SkipSecret       SkipKind = "secret"        // the local scan found a secret (RuleID, Label, Line)
 	SkipServerSecret SkipKind = "server_secret" // the server's scan refused it (RuleID, Label, Line)
+	SkipPoisoning    SkipKind = "poisoning"     // the server's poisoning checks refused it (RuleID, Label, Line)
 	SkipRefusedKey   SkipKind = "refused_key"   // a key from the server that may not be written here (Detail)
 	SkipWriteFailed  SkipKind = "write_failed"  // a pulled entry that could not be written (Detail)
 	SkipNoContent    SkipKind = "no_content"    // the server sent an upsert without content
 	// SkipHeldForReview is a file the server holds as a proposal for an
 	// admin's review (Detail names it): kept local, not sent again.
 	SkipHeldForReview SkipKind = "held_for_review"
+	// SkipStaleCopy is a local file the server refused as a stale copy:
+	// exactly the content a deletion this machine never saw removed. It
+	// stays here (a push never deletes), reported on every push until it
+	// changes or goes.
+	SkipStaleCopy SkipKind = "stale_copy"
 	// SkipLeftAlone is a synced file inside a directory another sync owns
 	// (Claude Code's own memory stores): neither read nor written; Detail
 	// says which directory and why.
@@ -38,7 +44,8 @@ const (
 type Skip struct {
 	Key  string   `json:"key"`
 	Kind SkipKind `json:"kind"`
-	// RuleID, Label and Line describe a secret finding (never the secret).
+	// RuleID, Label and Line describe a secret or poisoning finding (never
+	// the secret, nor an excerpt).
 	RuleID string `json:"rule_id,omitempty"`
 	Label  string `json:"label,omitempty"`
 	Line   int    `json:"line,omitempty"`
@@ -65,13 +72,18 @@ func (s Skip) Message() string {
 	case SkipSecret:
 		return fmt.Sprintf("secret: %s (%s) on line %d; the file stays on this machine", s.Label, s.RuleID, s.Line)
 	case SkipServerSecret:
-		return fmt.Sprintf("the server found a secret: %s (%s) on line %d", s.Label, s.RuleID, s.Line)
+		return fmt.Sprintf("the server found a secret: %s (%s) on line %d; the file stays on this machine", s.Label, s.RuleID, s.Line)
+	case SkipPoisoning:
+		return fmt.Sprintf("the server's poisoning checks refused it: %s (%s) on line %d; the file stays on this machine", s.Label, s.RuleID, s.Line)
 	case SkipRefusedKey:
 		return "refused key from the server: " + s.Detail
 	case SkipWriteFailed:
 		return "not written: " + s.Detail
 	case SkipNoContent:
 		return "the server sent no content"
+	case SkipStaleCopy:
+		return "refused as a stale copy: deleted on the server with exactly this content, by a deletion this machine did not sync; " +
+			"the file stays here (delete it to agree, or edit it to write it again)"
 	case SkipLeftAlone:
 		return s.Detail
 	case SkipHeldForReview:

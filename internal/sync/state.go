@@ -1,6 +1,7 @@
 package memsync
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -34,6 +36,12 @@ type ScopeState struct {
 	// what the client knows of the server's space at Version, which is how a
 	// pull checks that the server's history continues the one it synced.
 	Foreign map[string]string `json:"foreign,omitempty"`
+	// Deleted maps each key this machine saw deleted on the server (a
+	// deletion it pushed or pulled) to the version of that deletion, until
+	// the key is synced again. A file that reappears under such a key is a
+	// deliberate re-creation: the push names the deletion (Recreates), so
+	// the server writes it instead of refusing it as a stale copy.
+	Deleted map[string]int64 `json:"deleted,omitempty"`
 	// HeldDeletes lists the remote deletions the last pull did not apply
 	// because they were more than the mass-delete guard allows.
 	HeldDeletes []string `json:"held_deletes,omitempty"`
@@ -57,6 +65,40 @@ type ScopeState struct {
 	// failure; cleared by a local deletion or a restart (reference §3.15).
 	Suppressed   string    `json:"suppressed,omitempty"`
 	SuppressedAt time.Time `json:"suppressed_at,omitzero"`
+}
+
+// sawDeleted remembers that the server deleted key at version v (0:
+// unknown, which names no deletion); synced forgets it again.
+func (ss *ScopeState) sawDeleted(key string, v int64) {
+	if v > 0 {
+		ss.Deleted[key] = v
+	}
+}
+
+// maxRememberedDeletes bounds ScopeState.Deleted. A deletion forgotten
+// past it costs only this: writing that file again with exactly the
+// deleted content is refused as a stale copy (reported; the file stays).
+const maxRememberedDeletes = 10_000
+
+// pruneDeleted keeps the newest maxRememberedDeletes deletions.
+func (ss *ScopeState) pruneDeleted() {
+	if len(ss.Deleted) <= maxRememberedDeletes {
+		return
+	}
+	keys := make([]string, 0, len(ss.Deleted))
+	for k := range ss.Deleted {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(ss.Deleted[b], ss.Deleted[a]) })
+	for _, k := range keys[maxRememberedDeletes:] {
+		delete(ss.Deleted, k)
+	}
+}
+
+// synced records key's new base, which ends any deletion remembered for it.
+func (ss *ScopeState) synced(key, checksum string) {
+	ss.Base[key] = checksum
+	delete(ss.Deleted, key)
 }
 
 // HeldFile is one file of a held write: the checksum of the content held
@@ -92,6 +134,9 @@ func (s *State) Scope(scope teammem.Scope) *ScopeState {
 	}
 	if st.Overlaps == nil {
 		st.Overlaps = map[string]string{}
+	}
+	if st.Deleted == nil {
+		st.Deleted = map[string]int64{}
 	}
 	return st
 }

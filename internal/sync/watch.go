@@ -208,6 +208,7 @@ func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.
 	if s.suppressed[scope] != "" {
 		// Only a deletion lifts suppression (e.g. the fix for too many entries).
 		if _, err := os.Lstat(ev.Name); !errors.Is(err, fs.ErrNotExist) {
+			w.notPushed(s, scope, root, ev.Name)
 			return false
 		}
 		w.logf("%s: a file was deleted; pushing again", scope)
@@ -216,6 +217,20 @@ func (w *Watcher) onFileEvent(fsw *fsnotify.Watcher, s *watchState, ev fsnotify.
 	}
 	s.pending[scope] = true
 	return true
+}
+
+// notPushed logs, once per file and pause, that a change made while pushes
+// are paused stays on this machine and why.
+func (w *Watcher) notPushed(s *watchState, scope teammem.Scope, root, name string) {
+	key, err := filepath.Rel(root, name)
+	if err != nil {
+		return
+	}
+	key = filepath.ToSlash(key)
+	if id := "paused\x00" + string(scope) + "\x00" + s.suppressed[scope] + "\x00" + key; !s.reported[id] {
+		s.reported[id] = true
+		w.logf("%s: not pushed %s: pushes are paused (%s) until a file is deleted or teammem restarts; the file stays here", scope, key, s.suppressed[scope])
+	}
 }
 
 // syncScope runs one sync (with a push when push is set) and updates the

@@ -26,6 +26,10 @@ type Entry struct {
 	// VersionRowID is the id of the version row that recorded the entry's
 	// current state (read only by MemoriesList and MemoryGet).
 	VersionRowID int64 `json:"-"`
+	// Overlap reports whether the entry's content is a merge that kept both
+	// sides of an overlapping edit, as its writer said (EntryChange.Overlap);
+	// read only by ChangesList.
+	Overlap bool `json:"-"`
 }
 
 // Op is the kind of change an entry version records.
@@ -53,6 +57,11 @@ type EntryChange struct {
 	// Checksum is Content's checksum when the planner knew it already
 	// (ApplyChanges computes it when empty).
 	Checksum string
+	// Recreates is the upsert's Upsert.Recreates, kept so that a held
+	// write's proposal re-creates the key when approved.
+	Recreates int64
+	// Overlap is the upsert's Upsert.Overlap (false for a delete).
+	Overlap bool
 }
 
 // EntryVersion is one recorded change of an entry, kept for history, blame

@@ -125,7 +125,7 @@ func (r *Retention) Sweep(ctx context.Context) (SweepResult, error) {
 			errs = append(errs, fmt.Errorf("purge history of org %s: %w", o.Slug, err))
 		}
 	}
-	// Once for every org: on Postgres a scrub is a VACUUM of the table.
+	// Once for every org: on Postgres a scrub is a rewrite of the table.
 	if res.Versions > 0 {
 		if err := r.Store.HistoryScrub(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("scrub purged history: %w", err))

@@ -62,6 +62,9 @@ type Proposal struct {
 	DecidedAt *time.Time       `json:"decided_at,omitempty"`
 	DecidedBy string           `json:"decided_by,omitempty"` // handle
 	Note      string           `json:"note,omitempty"`
+	// Redacted reports whether the content of any of its changes was
+	// erased (see ProposedChange.Redacted); the stores set it on read.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // ProposedChange is one entry of a proposal: its new content (OpWrite) or
@@ -72,6 +75,14 @@ type ProposedChange struct {
 	Op      Op     `json:"op"`
 	Content string `json:"content,omitempty"`
 	Base    string `json:"base"`
+	// Recreates is the deletion a re-creation names (Upsert.Recreates);
+	// 0 for any other change.
+	Recreates int64 `json:"recreates,omitempty"`
+	// Redacted reports that the change's content was erased, by the
+	// redaction of a version that held the same content or by a purge of
+	// its space's history: Content is empty for good, and a pending
+	// proposal with such a change can only be rejected.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 // Request is the write that applies the proposal: every change carries its
@@ -83,10 +94,20 @@ func (p Proposal) Request() WriteRequest {
 		if c.Op == OpDelete {
 			req.Deletes = append(req.Deletes, Delete{Key: c.Key, Base: &base})
 		} else {
-			req.Upserts = append(req.Upserts, Upsert{Key: c.Key, Content: c.Content, Base: &base})
+			req.Upserts = append(req.Upserts, Upsert{Key: c.Key, Content: c.Content, Base: &base, Recreates: c.Recreates})
 		}
 	}
 	return req
+}
+
+// HasRedacted reports whether any of changes had its content erased.
+func HasRedacted(changes []ProposedChange) bool {
+	for _, c := range changes {
+		if c.Redacted {
+			return true
+		}
+	}
+	return false
 }
 
 // Keys lists the proposal's keys, in its order.

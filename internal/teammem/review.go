@@ -92,7 +92,7 @@ func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc 
 		if h, ok := heads[c.Key]; ok && !h.Deleted {
 			base = h.Checksum
 		}
-		prop.Changes = append(prop.Changes, ProposedChange{Key: c.Key, Op: c.Op, Content: c.Content, Base: base})
+		prop.Changes = append(prop.Changes, ProposedChange{Key: c.Key, Op: c.Op, Content: c.Content, Base: base, Recreates: c.Recreates})
 	}
 	stored, err := w.storeProposal(ctx, call, prop)
 	if err != nil {

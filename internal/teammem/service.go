@@ -193,7 +193,10 @@ func authorizeWrite(call WriteCall) error {
 		return Authorize(p, ActTeamModerate, true)
 	}
 	if call.Approve != nil {
-		return Authorize(p, ActTeamReview, true)
+		if err := Authorize(p, ActTeamReview, true); err != nil {
+			return err
+		}
+		return checkApproval(call.Approve)
 	}
 	return nil
 }

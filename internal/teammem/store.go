@@ -114,12 +114,16 @@ type Store interface {
 	EntryVersionGet(ctx context.Context, orgID, spaceID int64, key string, version int64) (EntryVersion, error)
 	// VersionRedact erases the content of one recorded version of an entry,
 	// keeping its row with RedactedAt and RedactedBy, under the space's
-	// write lock, after PlanRedact allowed it against the entry's head. It
-	// returns the version as stored afterwards and whether this call
-	// redacted it (false: it already was, and is returned as it is). Once
-	// the change commits it scrubs, as HistoryScrub does. ENotFound when the
-	// space has no such version; PlanRedact's EConflict and EInvalid as
-	// they are.
+	// write lock, after PlanRedact allowed it against the entry's head, and
+	// in the same transaction erases the same content from the proposals
+	// of the space (EraseProposal with the entry's key and the version's
+	// checksum). It returns the version as stored afterwards and whether
+	// this call redacted it (false: it already was, and is returned as it
+	// is, without the write lock). Once the change commits the driver's
+	// follow-up work removes the bytes from its files in the background, as
+	// HistoryScrub does; it never makes the call, or another org's writes,
+	// wait for readers. ENotFound when the space has no such version;
+	// PlanRedact's EConflict and EInvalid as they are.
 	VersionRedact(ctx context.Context, orgID, spaceID int64, p VersionRedactParams) (EntryVersion, bool, error)
 	// VersionsPurge applies an org's history retention: it deletes the
 	// versions created before p.Before (when not zero) and those beyond the
@@ -131,13 +135,15 @@ type Store interface {
 	// scrub: a sweep purges every org, then calls HistoryScrub once.
 	VersionsPurge(ctx context.Context, orgID int64, p VersionsPurgeParams) (VersionsPurged, error)
 	// SpaceVersionsPurge deletes every recorded version of a space, in
-	// batches as VersionsPurge does, then scrubs as HistoryScrub does; the
-	// space's entries and tombstones stay. It returns how many versions it
-	// deleted (0 for a space of another org).
+	// batches as VersionsPurge does, and the content of every proposal of
+	// the space (EraseProposal for every key), then has the bytes removed
+	// as VersionRedact does; the space's entries and tombstones stay. It
+	// returns how many versions it deleted (0 for a space of another org).
 	SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error)
 	// HistoryScrub makes what purges and redactions deleted unrecoverable
 	// from the database's files as far as the driver can (see its package
-	// doc). EUnavailable when it could not finish for now; a retry may.
+	// doc). EUnavailable when it could not finish for now (readers kept
+	// it from it); the driver then retries by itself, in the background.
 	HistoryScrub(ctx context.Context) error
 	// TombstonesPurge deletes tombstones last changed before cutoff, in every
 	// org, and advances each touched space's PurgedThrough. It returns how
@@ -161,8 +167,9 @@ type Store interface {
 	// store's fields do not change any more: EInvalid (MsgArchived) unless
 	// p only archives (again, which keeps the first ArchivedAt).
 	MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p MemoryStoreUpdateParams) (MemoryStore, error)
-	// MemoryStoreDelete deletes an API store with its memories and history,
-	// then scrubs as HistoryScrub does (ENotFound when the space is not one).
+	// MemoryStoreDelete deletes an API store with its memories, history and
+	// the content of its proposals, then has the bytes removed as
+	// VersionRedact does (ENotFound when the space is not one).
 	MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
 	// MemoriesList returns a page of a space's live entries, in key byte
 	// order, as f says.

@@ -38,6 +38,18 @@ type Upsert struct {
 	// MemoryID, when set, is the memory id the entry takes: a rename
 	// carries the old key's id (see EntryChange.MemoryID).
 	MemoryID string
+	// Recreates, when not 0, is the version of the deletion the writer
+	// knows of: the key was deleted at that version and the writer writes
+	// it again on purpose. While the key's tombstone is that deletion, an
+	// upsert of exactly the content it deleted is a new write, not a stale
+	// copy (see Plan's tombstone rule). Any other tombstone (a deletion the
+	// writer never saw) keeps the rule.
+	Recreates int64
+	// Overlap says the content is a merge that kept both sides of an
+	// overlapping edit (the writer merged it): stored with the entry and
+	// carried by the change feed, so that every machine pulling it can
+	// name the file for review.
+	Overlap bool
 }
 
 // Delete removes one entry, leaving a tombstone. Base works as for Upsert.
@@ -113,6 +125,9 @@ func ValidateWrite(req WriteRequest, l Limits) error {
 		}
 		if len(u.Content) > l.MaxEntryBytes {
 			return EntryTooLarge(u.Key, len(u.Content), l.MaxEntryBytes)
+		}
+		if u.Recreates < 0 {
+			return Errorf(EInvalid, "upsert of %q: recreates must be the version of a deletion, not %d", u.Key, u.Recreates)
 		}
 	}
 	for _, d := range req.Deletes {
@@ -194,7 +209,9 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 		case exists && !head.Deleted && head.Checksum == sum:
 			continue // no-op
 		case exists && head.Deleted && head.Checksum == sum && !req.Restore && !req.Explicit &&
-			in.Now.Sub(head.UpdatedAt) < in.TombstoneRetention:
+			(u.Recreates == 0 || u.Recreates != head.Version) && in.Now.Sub(head.UpdatedAt) < in.TombstoneRetention:
+			// A stale copy: content the space deleted, from a writer that
+			// does not name that deletion.
 			res.SkippedTombstoned = append(res.SkippedTombstoned, u.Key)
 			continue
 		}
@@ -208,7 +225,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 				continue
 			}
 		}
-		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID, Checksum: sum}
+		c := EntryChange{Key: u.Key, Op: op, Content: u.Content, MemoryID: u.MemoryID, Checksum: sum, Recreates: u.Recreates, Overlap: u.Overlap}
 		if in.Poison != nil {
 			// Only content the secret scan passed is checked, so an
 			// excerpt never shows a secret the scanner knows of.

@@ -20,6 +20,15 @@ func heads(specs ...string) map[string]Entry {
 	return out
 }
 
+// tombstoneAt is the heads of one key deleted at version v.
+func tombstoneAt(key, content string, v int64) map[string]Entry {
+	h := heads("-" + key + "=" + content)
+	e := h[key]
+	e.Version = v
+	h[key] = e
+	return h
+}
+
 func planIn(h map[string]Entry) PlanInput {
 	sums := map[string]string{}
 	for k, e := range h {
@@ -79,6 +88,10 @@ func TestPlan(t *testing.T) {
 			wantKeys: "|"},
 		{name: "stale re-upload of deleted content", heads: heads("-a=old"), req: WriteRequest{Upserts: []Upsert{{Key: "a", Content: "old"}}},
 			wantKeys: "|", tombstone: 1},
+		{name: "re-creation naming its deletion", heads: tombstoneAt("a", "old", 7),
+			req: WriteRequest{Upserts: []Upsert{{Key: "a", Content: "old", Base: ptr(""), Recreates: 7}}}, wantKeys: "a|"},
+		{name: "re-creation naming another deletion is a stale copy", heads: tombstoneAt("a", "old", 7),
+			req: WriteRequest{Upserts: []Upsert{{Key: "a", Content: "old", Base: ptr(""), Recreates: 5}}}, wantKeys: "|", tombstone: 1},
 		{name: "new content recreates", heads: heads("-a=old"), req: WriteRequest{Upserts: []Upsert{{Key: "a", Content: "new"}}}, wantKeys: "a|"},
 		{name: "expired tombstone does not block", heads: heads("-a=old"), req: WriteRequest{Upserts: []Upsert{{Key: "a", Content: "old"}}},
 			mutate: func(in *PlanInput) { in.Now = now0.Add(48 * time.Hour) }, wantKeys: "a|"},
@@ -150,6 +163,9 @@ func TestValidateWrite(t *testing.T) {
 	}
 	if err := ValidateWrite(WriteRequest{Upserts: []Upsert{{Key: "a"}}, Deletes: []Delete{{Key: "a"}}}, l); ErrorCode(err) != EInvalid {
 		t.Fatalf("duplicate key: %v", err)
+	}
+	if err := ValidateWrite(WriteRequest{Upserts: []Upsert{{Key: "a", Content: "x", Recreates: -1}}}, l); ErrorCode(err) != EInvalid {
+		t.Fatalf("negative recreates: %v", err)
 	}
 	if err := ValidateWrite(WriteRequest{Upserts: []Upsert{{Key: "../a"}}}, l); ErrorCode(err) != EInvalid {
 		t.Fatalf("bad key: %v", err)

@@ -91,3 +91,23 @@ func (d ForbiddenDetails) Map() map[string]any {
 	}
 	return m
 }
+
+// The error_code values in the details of a write the server refused for
+// what one of its entries holds (the same codes the Claude Code endpoint
+// sends).
+const (
+	ErrorSecretDetected    = "team_memory_secret_detected"    // 422: secrets under the reject policy; SkippedSecrets names them
+	ErrorPoisoningDetected = "team_memory_poisoning_detected" // 400: poisoning findings under poisoning: reject; Findings names them
+	ErrorEntryTooLarge     = "team_memory_entry_too_large"    // 413: Key is over MaxEntryBytes
+)
+
+// RefusedDetails are the details of a write refused for what one or more
+// of its entries hold (ErrorCode is one of the Error constants above), so
+// that a client can name each refused file and its reason.
+type RefusedDetails struct {
+	ErrorCode      string                  `json:"error_code"`
+	SkippedSecrets []teammem.SkippedSecret `json:"skippedSecrets,omitempty"`
+	Findings       []teammem.PoisonFinding `json:"findings,omitempty"`
+	Key            string                  `json:"key,omitempty"`
+	MaxEntryBytes  int                     `json:"max_entry_bytes,omitempty"`
+}

@@ -99,6 +99,10 @@ type Change struct {
 	Version   int64     `json:"version"`
 	Author    string    `json:"author,omitempty"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Overlap, on an upsert, says the content is a merge of concurrent
+	// edits that kept both sides of an overlapping change, as the machine
+	// that merged it said (BatchUpsert.Overlap): worth a review.
+	Overlap bool `json:"overlap,omitempty"`
 }
 
 // Repo is the body of GET /v1/repos/{owner}/{name}.

@@ -27,6 +27,20 @@ type BatchUpsert struct {
 	Key     string  `json:"key"`
 	Content string  `json:"content"`
 	Base    *string `json:"base"`
+	// Recreates, when not 0, names the deletion the writer knows of: the
+	// version at which the key was deleted. It goes with Base "" on a key
+	// the writer saw deleted and writes again on purpose: while the key's
+	// tombstone is that deletion, content equal to what it deleted is a
+	// new write, where without it the server takes it for a stale copy
+	// and lists it in SkippedTombstoned. A server that predates the field
+	// ignores it (and skips the upsert as a stale copy).
+	Recreates int64 `json:"recreates,omitempty"`
+	// Overlap says the content is the writer's merge of concurrent edits
+	// that kept both sides of an overlapping change (both sides' lines, no
+	// markers): the server keeps the flag with the entry and every change
+	// list carries it (Change.Overlap), so each machine that pulls the merge
+	// can ask for a review too. Any later write clears it.
+	Overlap bool `json:"overlap,omitempty"`
 
 	// missingContent records that a decoded upsert had no content (or a
 	// null one), which the server refuses; an upsert built in code always
@@ -40,14 +54,16 @@ func (u BatchUpsert) MissingContent() bool { return u.missingContent }
 // UnmarshalJSON decodes an upsert, remembering whether content was given.
 func (u *BatchUpsert) UnmarshalJSON(b []byte) error {
 	var raw struct {
-		Key     string  `json:"key"`
-		Content *string `json:"content"`
-		Base    *string `json:"base"`
+		Key       string  `json:"key"`
+		Content   *string `json:"content"`
+		Base      *string `json:"base"`
+		Recreates int64   `json:"recreates"`
+		Overlap   bool    `json:"overlap"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	*u = BatchUpsert{Key: raw.Key, Base: raw.Base, missingContent: raw.Content == nil}
+	*u = BatchUpsert{Key: raw.Key, Base: raw.Base, Recreates: raw.Recreates, Overlap: raw.Overlap, missingContent: raw.Content == nil}
 	if raw.Content != nil {
 		u.Content = *raw.Content
 	}
@@ -71,7 +87,9 @@ type WriteResult struct {
 	// skip policy: rule, label and line, never the secret.
 	SkippedSecrets []teammem.SkippedSecret `json:"skippedSecrets"`
 	// SkippedTombstoned lists upserts left out as stale copies of content
-	// deleted recently: the client should apply the deletion instead.
+	// deleted recently by a deletion the upsert did not name (Recreates):
+	// the writer never saw that deletion. The teammem client keeps such a
+	// file and reports it; it never deletes a file on a push.
 	SkippedTombstoned []string `json:"skippedTombstoned"`
 	// Findings are the poisoning checks' findings on what was written
 	// (stored with the versions; the org's poisoning policy is flag).

@@ -103,9 +103,18 @@ func (db *DB) EntryGet(ctx context.Context, orgID, spaceID int64, key string) (t
 // ChangesList returns the entries and tombstones changed after since, in
 // version order and key byte order within a version.
 func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]teammem.Entry, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+headColumns+`, e.content`+entriesFrom+` AND e.version > $3
+	rows, err := db.pool.Query(ctx, `SELECT `+headColumns+`, e.content, e.overlap`+entriesFrom+` AND e.version > $3
 		ORDER BY e.version, e.key COLLATE "C"`, orgID, spaceID, since)
-	return collect(rows, err, scanEntry)
+	return collect(rows, err, func(row pgx.Row) (teammem.Entry, error) {
+		var content *string
+		var overlap bool
+		e, err := scanHead(row, &content, &overlap)
+		if content != nil {
+			e.Content = *content
+		}
+		e.Overlap = overlap
+		return e, err
+	})
 }
 
 // versionColumns are a version's columns; the redactor's handle and the

@@ -12,20 +12,25 @@ import (
 
 // Erasing history. A redaction or purge updates or deletes rows, which no
 // query can read afterwards; but MVCC keeps the old row versions in the
-// table (and in its TOAST table, for long contents) until VACUUM prunes
-// them. So after each redaction and purge the driver runs a plain VACUUM of
-// entry_versions, outside any transaction (once per sweep, HistoryScrub).
-// That makes the space reusable; it does not promise that the bytes are
-// overwritten at once: a pruned page's free space, the WAL segments not yet
-// recycled, replicas' and archived WAL, and backups may still hold them
+// table files (and in the TOAST table, for long contents), and even once
+// VACUUM prunes them their bytes stay in the pages' free space. So after
+// each redaction and purge the driver asks the scrubber (scrub.go) to
+// rewrite the tables that held them. The WAL segments not yet recycled,
+// replicas' and archived WAL, and backups still hold them for a while
 // (README, "Erasing history").
 
-// VersionRedact erases one version's content under the space's row lock,
-// the lock SpaceApply takes, then vacuums.
+// VersionRedact erases one version's content, and the same content from
+// the proposals of its space, under the space's row lock (the lock
+// SpaceApply takes), then asks for the rewrite of the tables. A version
+// that is redacted already (or missing) is answered without a lock.
 func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
-	var v teammem.EntryVersion
-	changed := false
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	v, err := versionGet(ctx, db.pool, orgID, spaceID, p.Key, p.Version)
+	if err != nil || v.Redacted() {
+		v.Content = ""
+		return v, false, interpret(err)
+	}
+	changed, proposals, xid := false, 0, uint64(0)
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		// The same statement as SpaceApply's: the head read below stays the
 		// head until this commits.
 		if _, err := scanSpace(tx.QueryRow(ctx, `SELECT `+spaceColumns+` FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`,
@@ -49,6 +54,12 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 			orgID, spaceID, p.Key, p.Version, p.At.UTC().Truncate(time.Microsecond), nullID(p.By)); err != nil {
 			return fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))
 		}
+		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{Key: p.Key, Checksum: v.Checksum}); err != nil {
+			return err
+		}
+		if xid, err = erasureXID(ctx, tx); err != nil {
+			return err
+		}
 		changed = true
 		v, err = versionGet(ctx, tx, orgID, spaceID, p.Key, p.Version)
 		return err
@@ -56,9 +67,10 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 	if err != nil {
 		return v, false, interpret(err)
 	}
-	// Also when it was redacted already: a retry after a failed vacuum
-	// vacuums again.
-	return v, changed, db.vacuum(ctx)
+	if changed {
+		db.scrubAfterErase(xid, erasedTables(proposals)...)
+	}
+	return v, changed, nil
 }
 
 // The statements of the retention sweep: a batch is found with one query,
@@ -188,7 +200,8 @@ func (db *DB) purgeByCount(ctx context.Context, orgID int64, keep, batch int, de
 }
 
 // SpaceVersionsPurge deletes every version of a space, DefaultPurgeBatch
-// rows per transaction, then vacuums.
+// rows per transaction, and the content of every proposal of the space,
+// then asks for the rewrite of the tables.
 func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error) {
 	total := 0
 	for {
@@ -201,20 +214,21 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 			break
 		}
 	}
-	return total, db.vacuum(ctx)
-}
-
-// HistoryScrub vacuums entry_versions (see vacuum).
-func (db *DB) HistoryScrub(ctx context.Context) error { return db.vacuum(ctx) }
-
-// vacuum prunes the row versions that redactions and purges left dead in
-// entry_versions and its TOAST table. VACUUM cannot run in a transaction:
-// the simple protocol sends it on its own.
-func (db *DB) vacuum(ctx context.Context) error {
-	if _, err := db.pool.Exec(ctx, `VACUUM entry_versions`, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return fmt.Errorf("vacuum entry_versions: %w", interpret(err))
+	// The proposals' transaction comes after every batch's: its id is the
+	// one the rewrites wait past.
+	proposals, xid := 0, uint64(0)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
+		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+			return err
+		}
+		xid, err = erasureXID(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return total, interpret(err)
 	}
-	return nil
+	db.scrubAfterErase(xid, erasedTables(proposals)...)
+	return total, nil
 }
 
 // versionGet reads one version with its content: EntryVersionGet's

@@ -180,19 +180,29 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 // MemoryStoreDelete deletes an API store: its hidden repo row, which
 // cascades to the space, its entries and versions; then vacuums.
 func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM repos WHERE org_id = $1 AND store
-		AND id = (SELECT repo_id FROM spaces WHERE org_id = $1 AND id = $2)`, orgID, spaceID)
+	proposals, xid := 0, uint64(0)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
+		// The proposals name the store's repo, which goes: erase them first.
+		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM repos WHERE org_id = $1 AND store
+			AND id = (SELECT repo_id FROM spaces WHERE org_id = $1 AND id = $2)`, orgID, spaceID)
+		if err != nil {
+			return interpret(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return teammem.Errorf(teammem.ENotFound, "not found")
+		}
+		xid, err = erasureXID(ctx, tx)
+		return err
+	})
 	if err != nil {
 		return interpret(err)
 	}
-	if tag.RowsAffected() == 0 {
-		return teammem.Errorf(teammem.ENotFound, "not found")
-	}
 	db.heads.Drop(spaceID)
-	if _, err := db.pool.Exec(ctx, `VACUUM entries`, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return fmt.Errorf("vacuum entries: %w", interpret(err))
-	}
-	return db.vacuum(ctx)
+	db.scrubAfterErase(xid, erasedTables(proposals)...)
+	return nil
 }
 
 // versionRowSQL reads the id of the version row of an entry's current state.

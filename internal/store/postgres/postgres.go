@@ -35,8 +35,9 @@ import (
 
 // DB is the Postgres store.
 type DB struct {
-	pool  *pgxpool.Pool
-	heads *teammem.HeadsCache // entry heads of recently written spaces
+	pool   *pgxpool.Pool
+	heads  *teammem.HeadsCache // entry heads of recently written spaces
+	scrubs *scrubber           // rewrites of tables erasures left bytes in (scrub.go)
 }
 
 var _ teammem.Store = (*DB)(nil)
@@ -81,6 +82,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	db.scrubs = newScrubber(db)
 	return db, nil
 }
 
@@ -141,6 +143,7 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the pool, waiting for connections in use to be released.
 func (db *DB) Close() error {
+	db.scrubs.close()
 	db.pool.Close()
 	return nil
 }

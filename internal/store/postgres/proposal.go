@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,7 @@ func scanProposal(row pgx.Row) (teammem.Proposal, error) {
 		return p, err
 	}
 	p.Findings = teammem.DecodeFindings(findings)
+	p.Redacted = teammem.HasRedacted(p.Changes)
 	return p, nil
 }
 
@@ -109,4 +111,50 @@ func (db *DB) ProposalDecide(ctx context.Context, orgID, id int64, d teammem.Pro
 		return p, teammem.Errorf(teammem.EConflict, "proposal %d was %s already", id, p.Status)
 	}
 	return p, err
+}
+
+// proposalsOfSpaceSQL lists, locking them, the proposals of a space (the
+// org's proposals of its repo and scope; for a personal space, its
+// owner's) whose stored changes match a LIKE pattern
+// (teammem.ProposalErasure.LikePattern).
+const proposalsOfSpaceSQL = `SELECT p.id, p.changes, p.findings FROM proposals p
+	JOIN spaces s ON s.org_id = p.org_id AND s.id = $1 JOIN repos r ON r.id = s.repo_id
+	WHERE p.org_id = $2 AND p.repo = r.slug AND p.scope = s.scope AND (s.scope = 'team' OR p.author_id = s.user_id)
+		AND p.changes LIKE $3 ESCAPE '\'
+	ORDER BY p.id FOR UPDATE OF p`
+
+// proposalsErase removes from the proposals of a space the content e
+// matches (teammem.EraseProposal), in the caller's transaction, and returns
+// how many proposals it changed.
+func proposalsErase(ctx context.Context, tx pgx.Tx, orgID, spaceID int64, e teammem.ProposalErasure) (int, error) {
+	rows, err := tx.Query(ctx, proposalsOfSpaceSQL, spaceID, orgID, e.LikePattern())
+	found, err := collect(rows, err, func(row pgx.Row) (teammem.Proposal, error) {
+		var p teammem.Proposal
+		var changes, findings string
+		if err := row.Scan(&p.ID, &changes, &findings); err != nil {
+			return p, err
+		}
+		p.Findings = teammem.DecodeFindings(findings)
+		return p, json.Unmarshal([]byte(changes), &p.Changes)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("find proposals to erase: %w", err)
+	}
+	n := 0
+	for _, p := range found {
+		p, ok := teammem.EraseProposal(p, e)
+		if !ok {
+			continue
+		}
+		changes, err := json.Marshal(p.Changes)
+		if err != nil {
+			return n, err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE proposals SET changes = $3, findings = $4 WHERE org_id = $1 AND id = $2`,
+			orgID, p.ID, string(changes), teammem.EncodeFindings(p.Findings)); err != nil {
+			return n, fmt.Errorf("erase proposal %d: %w", p.ID, interpret(err))
+		}
+		n++
+	}
+	return n, nil
 }

@@ -122,17 +122,5 @@ func (db *DB) TeamLastWrites(ctx context.Context, orgID int64) (map[string]teamm
 func (db *DB) KeysWithPrefix(ctx context.Context, prefix string, limit int) ([]teammem.APIKey, error) {
 	rows, err := db.query(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.prefix = ? ORDER BY k.created_at, k.id LIMIT ?`, prefix, limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, interpret(rows.Err())
+	return scanKeys(rows, err)
 }

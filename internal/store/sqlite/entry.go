@@ -101,9 +101,24 @@ func (db *DB) EntryGet(ctx context.Context, orgID, spaceID int64, key string) (t
 
 // ChangesList returns the entries and tombstones changed after since.
 func (db *DB) ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]teammem.Entry, error) {
-	rows, err := db.query(ctx, `SELECT `+headColumns+`, e.content FROM entries e LEFT JOIN users u ON u.id = e.author_id
+	rows, err := db.query(ctx, `SELECT `+headColumns+`, e.content, e.overlap FROM entries e LEFT JOIN users u ON u.id = e.author_id
 		WHERE e.org_id = ? AND e.space_id = ? AND e.version > ? ORDER BY e.version, e.key`, orgID, spaceID, since)
-	return collectEntries(rows, err, true)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []teammem.Entry
+	for rows.Next() {
+		var content sql.NullString
+		var overlap bool
+		e, err := scanHead(rows, &content, &overlap)
+		if err != nil {
+			return nil, err
+		}
+		e.Content, e.Overlap = content.String, overlap
+		out = append(out, e)
+	}
+	return out, interpret(rows.Err())
 }
 
 // versionColumns are a version's columns; the redactor's handle and the

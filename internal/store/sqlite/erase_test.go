@@ -185,3 +185,59 @@ func TestPurgeShrinksTheFile(t *testing.T) {
 		t.Fatalf("the file is %d bytes after purging 19 of 20 large versions, %d before", after, before)
 	}
 }
+
+// TestErasedProposalBytesLeaveTheFiles: a held write's content, in an
+// approved, a rejected and a pending proposal, leaves the database file,
+// the WAL and the shared memory with the redaction of the version that
+// holds it and with a purge of the space's history.
+func TestErasedProposalBytesLeaveTheFiles(t *testing.T) {
+	erasures := map[string]func(t *testing.T, e *eraseEnv, sp teammem.Space){
+		"redact": func(t *testing.T, e *eraseEnv, sp teammem.Space) {
+			if _, _, err := e.db.VersionRedact(e.ctx, e.org.ID, sp.ID, teammem.VersionRedactParams{Key: "a.md", Version: 1, By: e.user.ID, At: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"space purge": func(t *testing.T, e *eraseEnv, sp teammem.Space) {
+			if _, err := e.db.SpaceVersionsPurge(e.ctx, e.org.ID, sp.ID); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, erase := range erasures {
+		for _, size := range []int{200, 20_000} {
+			t.Run(name+"/"+map[bool]string{true: "large", false: "small"}[size > 4096], func(t *testing.T) {
+				t.Parallel()
+				e := newEraseEnv(t)
+				sp := e.space(t)
+				m, content := marker(t, size)
+				var held []teammem.Proposal
+				for _, status := range []teammem.ProposalStatus{teammem.ProposalApproved, teammem.ProposalRejected, teammem.ProposalPending} {
+					p, err := e.db.ProposalCreate(e.ctx, e.org.ID, teammem.Proposal{Repo: "o/r", Scope: teammem.ScopeTeam, AuthorID: e.user.ID,
+						Reason: teammem.HeldPoisoning, Changes: []teammem.ProposedChange{{Key: "a.md", Op: teammem.OpWrite, Content: content}},
+						Findings: []teammem.PoisonFinding{{Path: "a.md", RuleID: "r", Label: "l", Line: 2, Excerpt: m}}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if status != teammem.ProposalPending {
+						if _, err := e.db.ProposalDecide(e.ctx, e.org.ID, p.ID, teammem.ProposalDecideParams{Status: status, By: e.user.ID, At: time.Now()}); err != nil {
+							t.Fatal(err)
+						}
+					}
+					held = append(held, p)
+				}
+				sp = e.apply(t, sp, write("a.md", content), write("other.md", "unrelated"))
+				sp = e.apply(t, sp, write("a.md", "nothing to see\n"))
+				erase(t, e, sp)
+				if got := e.filesHolding(t, m); len(got) > 0 {
+					t.Fatalf("after the %s the marker is still in %v", name, got)
+				}
+				for _, p := range held {
+					got, err := e.db.ProposalGet(e.ctx, e.org.ID, p.ID)
+					if err != nil || got.Changes[0].Content != "" || got.Changes[0].Key != "a.md" || got.Author != "alice" {
+						t.Fatalf("proposal %d after the %s: %+v, %v", p.ID, name, got, err)
+					}
+				}
+			})
+		}
+	}
+}

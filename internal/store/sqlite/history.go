@@ -14,24 +14,29 @@ import (
 // delete or an update frees, SQLite overwrites with zeros in the pages it
 // writes. Those pages go to the WAL first: until they are checkpointed, the
 // database file still holds the old bytes, and so do the WAL's older frames.
-// scrub, which runs after every redaction and purge, therefore ends with a
-// TRUNCATE checkpoint, which copies every frame into the database file and
-// empties the WAL.
+// Every redaction and purge is therefore followed by a scrub (scrub.go),
+// which ends with a TRUNCATE checkpoint that copies every frame into the
+// database file and empties the WAL, off the writer's turn.
 
 // versionSQL reads one version, as EntryVersionGet does but without content.
 const versionSQL = `SELECT ` + versionColumns + ` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
 	WHERE v.org_id = ? AND v.space_id = ? AND v.key = ? AND v.version = ?`
 
-// VersionRedact erases one version's content under the write lock (the
-// writer's IMMEDIATE transaction), then scrubs.
+// VersionRedact erases one version's content, and the same content from
+// the proposals of its space, under the write lock (the writer's IMMEDIATE
+// transaction), then scrubs (scrub.go). A version that is redacted already
+// (or missing) is answered from the read pool: no writer turn, no scrub.
 func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
-	v, changed, err := db.redact(ctx, orgID, spaceID, p)
-	if err != nil {
+	v, err := scanVersion(db.queryRow(ctx, versionSQL, orgID, spaceID, p.Key, p.Version))
+	if err != nil || v.Redacted() {
 		return v, false, err
 	}
-	// A retry after a failed scrub finds the version redacted and scrubs
-	// again.
-	return v, changed, db.scrub(ctx, orgID)
+	v, changed, err := db.redact(ctx, orgID, spaceID, p)
+	if err != nil || !changed {
+		return v, changed, err
+	}
+	db.scrubAfterErase(ctx, orgID)
+	return v, true, nil
 }
 
 func (db *DB) redact(ctx context.Context, orgID, spaceID int64, p teammem.VersionRedactParams) (teammem.EntryVersion, bool, error) {
@@ -58,6 +63,9 @@ func (db *DB) redact(ctx context.Context, orgID, spaceID int64, p teammem.Versio
 	if _, err := tx.ExecContext(ctx, `UPDATE entry_versions SET content = NULL, checksum = '', size = 0, findings = '', redacted_at = ?, redacted_by = ?
 		WHERE org_id = ? AND space_id = ? AND key = ? AND version = ?`, micros(p.At), by, orgID, spaceID, p.Key, p.Version); err != nil {
 		return v, false, fmt.Errorf("redact version %d of %q: %w", p.Version, p.Key, interpret(err))
+	}
+	if _, err := proposalsErase(ctx, tx.Tx, orgID, spaceID, teammem.ProposalErasure{Key: p.Key, Checksum: v.Checksum}); err != nil {
+		return v, false, err
 	}
 	if v, err = get(); err != nil {
 		return v, false, err
@@ -262,66 +270,23 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 			break
 		}
 	}
-	return total, db.scrub(ctx, orgID)
+	if err := db.spaceProposalsErase(ctx, orgID, spaceID); err != nil {
+		return total, err
+	}
+	db.scrubAfterErase(ctx, orgID)
+	return total, nil
 }
 
-// HistoryScrub zeroes what deletes freed out of the files (see scrub).
-func (db *DB) HistoryScrub(ctx context.Context) error { return db.scrub(ctx, 0) }
-
-// vacuumStep is the most pages one incremental vacuum step moves.
-const vacuumStep = 1000
-
-// scrub makes the bytes deletes and redactions freed unrecoverable from the
-// files (see the top of this file), and gives freed pages back to the file
-// system. It fails with EUnavailable when readers kept the WAL busy past
-// the busy timeout: the old frames then survive until a later scrub, and
-// the caller should retry. Each step takes a writer turn of org.
-func (db *DB) scrub(ctx context.Context, org int64) error {
-	if err := db.vacuumFree(ctx, org); err != nil {
-		return err
-	}
-	var busy, frames, done int
-	err := db.writing(ctx, org, func() error {
-		// Not alongside the checkpointer's PASSIVE one (checkpoint.go).
-		db.ckpt.mu.Lock()
-		defer db.ckpt.mu.Unlock()
-		return interpret(db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done))
-	})
+// spaceProposalsErase erases the content of every proposal of a space, in
+// one transaction.
+func (db *DB) spaceProposalsErase(ctx context.Context, orgID, spaceID int64) error {
+	tx, err := db.begin(ctx, orgID)
 	if err != nil {
 		return err
 	}
-	if busy != 0 {
-		return teammem.Errorf(teammem.EUnavailable, "readers kept the write-ahead log busy, so it still holds erased bytes; retry")
-	}
-	return nil
-}
-
-// vacuumFree shrinks the file by its free pages, vacuumStep pages per
-// transaction, so no step holds the writer for long. Only databases created
-// with auto_vacuum=INCREMENTAL can (Open creates every new one so); older
-// ones keep their free pages for reuse, zeroed.
-func (db *DB) vacuumFree(ctx context.Context, org int64) error {
-	var mode int
-	err := db.writing(ctx, org, func() error { return interpret(db.w.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&mode)) })
-	if err != nil || mode != 2 {
+	defer tx.Rollback()
+	if _, err := proposalsErase(ctx, tx.Tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
 		return err
 	}
-	last := int64(-1)
-	for {
-		var free int64
-		err := db.writing(ctx, org, func() error {
-			if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
-				return interpret(err)
-			}
-			if free == 0 || free == last {
-				return nil
-			}
-			_, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, vacuumStep))
-			return interpret(err)
-		})
-		if err != nil || free == 0 || free == last {
-			return err
-		}
-		last = free
-	}
+	return interpret(tx.Commit())
 }

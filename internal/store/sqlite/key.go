@@ -83,6 +83,11 @@ func (db *DB) KeyLookup(ctx context.Context, hash []byte) (teammem.Principal, er
 func (db *DB) KeyList(ctx context.Context, orgID int64, f teammem.KeyFilter) ([]teammem.APIKey, error) {
 	rows, err := db.query(ctx, `SELECT `+keyColumns+` FROM api_keys k JOIN users u ON u.id = k.user_id
 		WHERE k.org_id = ? AND (? = 0 OR k.user_id = ?) ORDER BY k.created_at DESC, k.id`, orgID, f.UserID, f.UserID)
+	return scanKeys(rows, err)
+}
+
+// scanKeys reads every key of a query's rows, closing them; err is the query's own error.
+func scanKeys(rows *sql.Rows, err error) ([]teammem.APIKey, error) {
 	if err != nil {
 		return nil, interpret(err)
 	}

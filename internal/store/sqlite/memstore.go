@@ -187,20 +187,29 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 // MemoryStoreDelete deletes an API store: its hidden repo row, which
 // cascades to the space, its entries and versions; then scrubs.
 func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error {
-	var res sql.Result
-	err := db.writing(ctx, orgID, func() (err error) {
-		res, err = db.w.ExecContext(ctx, `DELETE FROM repos WHERE org_id = ? AND store = 1
-			AND id = (SELECT repo_id FROM spaces WHERE org_id = ? AND id = ?)`, orgID, orgID, spaceID)
+	tx, err := db.begin(ctx, orgID)
+	if err != nil {
 		return err
-	})
+	}
+	defer tx.Rollback()
+	// The proposals name the store's repo, which goes: erase them first.
+	if _, err := proposalsErase(ctx, tx.Tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM repos WHERE org_id = ? AND store = 1
+		AND id = (SELECT repo_id FROM spaces WHERE org_id = ? AND id = ?)`, orgID, orgID, spaceID)
 	if err != nil {
 		return interpret(err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return teammem.Errorf(teammem.ENotFound, "not found")
 	}
+	if err := tx.Commit(); err != nil {
+		return interpret(err)
+	}
 	db.heads.Drop(spaceID)
-	return db.scrub(ctx, orgID)
+	db.scrubAfterErase(ctx, orgID)
+	return nil
 }
 
 // prefixBounds is the key range [lo, hi) of keys starting with prefix,

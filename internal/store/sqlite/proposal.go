@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -30,6 +31,7 @@ func scanProposal(row rowScanner) (teammem.Proposal, error) {
 		return p, err
 	}
 	p.Findings = teammem.DecodeFindings(findings)
+	p.Redacted = teammem.HasRedacted(p.Changes)
 	return p, nil
 }
 
@@ -116,4 +118,59 @@ func (db *DB) ProposalDecide(ctx context.Context, orgID, id int64, d teammem.Pro
 		return p, teammem.Errorf(teammem.EConflict, "proposal %d was %s already", id, p.Status)
 	}
 	return p, interpret(tx.Commit())
+}
+
+// proposalsOfSpaceSQL lists the proposals of a space (the org's proposals
+// of its repo and scope; for a personal space, its owner's) whose stored
+// changes match a LIKE pattern (teammem.ProposalErasure.LikePattern).
+const proposalsOfSpaceSQL = `SELECT p.id, p.changes, p.findings FROM proposals p
+	JOIN spaces s ON s.org_id = p.org_id AND s.id = ? JOIN repos r ON r.id = s.repo_id
+	WHERE p.org_id = ? AND p.repo = r.slug AND p.scope = s.scope AND (s.scope = 'team' OR p.author_id = s.user_id)
+		AND p.changes LIKE ? ESCAPE '\'`
+
+// proposalsErase removes from the proposals of a space the content e
+// matches (teammem.EraseProposal), in the caller's write transaction, and
+// returns how many proposals it changed. secure_delete zeroes the old
+// rows' bytes as for versions.
+func proposalsErase(ctx context.Context, tx *sql.Tx, orgID, spaceID int64, e teammem.ProposalErasure) (int, error) {
+	rows, err := tx.QueryContext(ctx, proposalsOfSpaceSQL, spaceID, orgID, e.LikePattern())
+	if err != nil {
+		return 0, fmt.Errorf("find proposals to erase: %w", interpret(err))
+	}
+	var found []teammem.Proposal
+	for rows.Next() {
+		var p teammem.Proposal
+		var changes, findings string
+		if err := rows.Scan(&p.ID, &changes, &findings); err != nil {
+			rows.Close()
+			return 0, interpret(err)
+		}
+		if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("proposal %d: %w", p.ID, err)
+		}
+		p.Findings = teammem.DecodeFindings(findings)
+		found = append(found, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, interpret(err)
+	}
+	n := 0
+	for _, p := range found {
+		p, ok := teammem.EraseProposal(p, e)
+		if !ok {
+			continue
+		}
+		changes, err := json.Marshal(p.Changes)
+		if err != nil {
+			return n, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE proposals SET changes = ?, findings = ? WHERE org_id = ? AND id = ?`,
+			string(changes), teammem.EncodeFindings(p.Findings), orgID, p.ID); err != nil {
+			return n, fmt.Errorf("erase proposal %d: %w", p.ID, interpret(err))
+		}
+		n++
+	}
+	return n, nil
 }

@@ -82,12 +82,12 @@ const (
 	// upsertEntrySQL keeps a memory's creation time while its id lives on,
 	// under this key or (a rename) another one: a tombstone keeps its id.
 	upsertEntrySQL = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id,
-			memory_created_at)
-		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, coalesce((SELECT min(c.memory_created_at) FROM entries c
+			overlap, memory_created_at)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, coalesce((SELECT min(c.memory_created_at) FROM entries c
 			WHERE c.space_id = ?2 AND c.memory_id = ?12 AND c.memory_id <> ''), ?11))
 		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id,
+			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap,
 			memory_created_at = excluded.memory_created_at`
 	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
 			memory_id, api_key_id, api, session_id, findings)
@@ -182,7 +182,7 @@ func (w *writeTx) PutEntry(ctx context.Context, c teammem.EntryChange, h teammem
 	author := sql.NullInt64{Int64: actor.UserID, Valid: actor.UserID != 0}
 	at := micros(head.UpdatedAt)
 	if _, err := w.stmt(ctx, upsertEntrySQL).ExecContext(ctx,
-		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at, h.MemoryID); err != nil {
+		w.orgID, w.spaceID, c.Key, content, h.Checksum, h.Size, head.Version, h.Deleted, author, actor.ClientID, at, h.MemoryID, c.Overlap); err != nil {
 		return interpret(err)
 	}
 	_, err := w.stmt(ctx, insertVersionSQL).ExecContext(ctx,

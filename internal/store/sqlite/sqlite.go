@@ -6,7 +6,8 @@
 //
 // Erased history is erased from the files: secure_delete zeroes what a
 // redaction or purge frees, and a checkpoint then empties the WAL, so the
-// bytes are in neither the database file nor the WAL (history.go).
+// bytes are in neither the database file nor the WAL (history.go); no
+// checkpoint waits on readers in the writer's turn (scrub.go).
 package sqlite
 
 import (
@@ -43,6 +44,8 @@ type DB struct {
 	turns *turns // who uses w next (turns.go); every use of w takes a turn
 
 	ckpt *checkpointer // WAL checkpoints, off the writer's turn (checkpoint.go)
+
+	scrubs *scrubber // erasures' scrubs that readers kept from finishing (scrub.go)
 }
 
 type stmtKey struct {
@@ -90,7 +93,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// purges free can be given back to the file system (see scrub); on an
 	// existing file it changes nothing.
 	// Its own checkpoints are only a backstop (checkpoint.go).
-	wq := url.Values{"_txlock": {"immediate"}, "_pragma": append([]string{"auto_vacuum(2)", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages)}, q["_pragma"]...)}
+	// journal_size_limit(0): when the writer starts the WAL over, its
+	// first commit cuts the file to its own frames, so erased bytes in
+	// older frames leave it (scrub.go).
+	wq := url.Values{"_txlock": {"immediate"}, "_pragma": append([]string{"auto_vacuum(2)", fmt.Sprintf("wal_autocheckpoint(%d)", writerCheckpointPages),
+		"journal_size_limit(0)"}, q["_pragma"]...)}
 	w, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
 	if err != nil {
 		return nil, err
@@ -104,7 +111,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)))
 	r.SetMaxIdleConns(max(4, runtime.GOMAXPROCS(0)))
-	c, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	// The checkpointer's connection never waits for a lock: a checkpoint
+	// that readers or the writer keep busy reports it and is retried
+	// (scrub.go), instead of waiting out a busy timeout.
+	cq := url.Values{"_pragma": {"journal_mode(WAL)", "busy_timeout(0)", "synchronous(NORMAL)", "secure_delete(1)"}}
+	c, err := sql.Open("sqlite", "file:"+path+"?"+cq.Encode())
 	if err != nil {
 		w.Close()
 		r.Close()
@@ -112,6 +123,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	c.SetMaxOpenConns(1)
 	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns(), ckpt: newCheckpointer(c)}
+	db.scrubs = newScrubber(db)
 	if err := db.migrate(); err != nil {
 		db.Close()
 		return nil, err
@@ -162,6 +174,7 @@ func (db *DB) Close() error {
 		s.(*sql.Stmt).Close()
 		return true
 	})
+	db.scrubs.close()
 	return errors.Join(db.ckpt.close(), db.w.Close(), db.r.Close())
 }
 

@@ -34,6 +34,7 @@ type turns struct {
 	waiting map[int64][]*waiter     // org → its waiting writers, oldest first
 	waits   int64                   // writers that had to wait, for PoolStats
 	waited  time.Duration           // and how long they waited in all
+	ends    uint64                  // turns ended so far (scrub.go)
 }
 
 // waiter is one writer waiting for its turn.
@@ -109,6 +110,7 @@ func (t *turns) acquireBehind(ctx context.Context, org int64) (time.Duration, er
 func (t *turns) release() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.ends++
 	now := t.now()
 	t.used[t.holder] += max(now.Sub(t.since), minCharge)
 	for org, ws := range t.waiting {
@@ -128,6 +130,26 @@ func (t *turns) release() {
 	t.admitLocked(next.org)
 	t.waits, t.waited = t.waits+1, t.waited+t.since.Sub(next.since)
 	close(next.ready)
+}
+
+// tryAcquire takes org's turn when nobody holds or waits for the writer,
+// and reports whether it did; a true is followed by one release.
+func (t *turns) tryAcquire(org int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.busy || len(t.waiting) > 0 {
+		return false
+	}
+	t.used[org] = max(t.used[org], t.clock)
+	t.admitLocked(org)
+	return true
+}
+
+// ended returns how many turns have ended.
+func (t *turns) ended() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ends
 }
 
 // nextLocked returns the oldest waiter of the waiting org charged least

@@ -35,6 +35,7 @@ func Run(t *testing.T, open Opener) {
 		"ApplyError":          testApplyError,
 		"Tombstones":          testTombstones,
 		"Changes":             testChanges,
+		"ChangesOverlap":      testChangesOverlap,
 		"History":             testHistory,
 		"Purge":               testPurge,
 		"Audit":               testAudit,
@@ -61,6 +62,8 @@ func Run(t *testing.T, open Opener) {
 		"Proposals":           testProposals,
 		"WriteFairness":       testWriteFairness,
 		"ArchiveOrdersWrites": testArchiveOrdersWrites,
+		"RedactProposals":     testRedactErasesProposals,
+		"PurgeProposals":      testPurgeErasesProposals,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
@@ -479,6 +482,29 @@ func testChanges(t *testing.T, b *bundle) {
 	}
 	if ch := must[[]teammem.Entry](t)(b.store.ChangesList(b.ctx, b.org.ID, sp.ID, sp.Version)); len(ch) != 0 {
 		t.Fatalf("ChangesList at head = %+v", ch)
+	}
+}
+
+// testChangesOverlap: a write flagged as an overlapping merge is listed
+// with the flag; any later write of the key clears it, a delete too.
+func testChangesOverlap(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/r")
+	merged := write("a.md", "ours\ntheirs\n")
+	merged.Overlap = true
+	sp = b.apply(t, sp, merged, write("b.md", "plain"))
+	ch := must[[]teammem.Entry](t)(b.store.ChangesList(b.ctx, b.org.ID, sp.ID, 0))
+	if len(ch) != 2 || ch[0].Key != "a.md" || !ch[0].Overlap || ch[1].Overlap {
+		t.Fatalf("ChangesList after an overlapping merge = %+v", ch)
+	}
+	v := sp.Version
+	sp = b.apply(t, sp, write("a.md", "reviewed\n"))
+	if ch := must[[]teammem.Entry](t)(b.store.ChangesList(b.ctx, b.org.ID, sp.ID, v)); len(ch) != 1 || ch[0].Overlap {
+		t.Fatalf("ChangesList after a plain write = %+v", ch)
+	}
+	sp = b.apply(t, sp, merged)
+	sp = b.apply(t, sp, del("a.md"))
+	if ch := must[[]teammem.Entry](t)(b.store.ChangesList(b.ctx, b.org.ID, sp.ID, v)); len(ch) != 1 || !ch[0].Deleted || ch[0].Overlap {
+		t.Fatalf("ChangesList after a delete = %+v", ch)
 	}
 }
 
