@@ -159,7 +159,7 @@ func (s *Server) keyOwner(ctx context.Context, p teammem.Principal, handle strin
 // Keys of other orgs are not found. Revoking twice keeps the first time.
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	id := chi.URLParam(r, "id")
+	id := teammem.KeyIDOf(chi.URLParam(r, "id")) // a key id, or its "apikey_…" actor id
 	k, err := s.orgKey(r.Context(), p, id)
 	if err != nil {
 		return err

@@ -112,7 +112,8 @@ func truncateID(id string) string {
 }
 
 // storeWrite commits req to the store through the one write path, with
-// the dialect's rules around it: archived stores refuse every write; a
+// the dialect's rules around it: archived stores refuse every write but a
+// delete (the SDKs declare their memories can still be deleted); a
 // secret the org's policy would skip is refused instead (a client told
 // "saved" would never retry, nor warn its user); a write held for review,
 // or refused by poisoning: reject, answers 400 "content rejected by safety
@@ -123,7 +124,7 @@ func truncateID(id string) string {
 // the commit, under the space's lock that archiving takes too, since the
 // store was loaded before and may have been archived since.
 func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
-	if sr.store.Archived() {
+	if sr.store.Archived() && len(req.Upserts) > 0 {
 		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
 	}
 	req.Explicit, req.RefuseSecrets = true, true
@@ -180,20 +181,46 @@ func storeWriteError(err error) error {
 	return err
 }
 
-// conflictAt is the 409 of a write whose path is taken (or whose
-// precondition no longer holds), naming what holds it as Claude Code's
-// client reads it: error.conflicting_path and error.conflicting_memory_id.
+// conflictAt is the 409 of a write whose path is taken, naming the memory
+// that holds it as the SDKs and Claude Code's client read it:
+// error.conflicting_path and error.conflicting_memory_id (the SDKs'
+// memory_path_conflict_error). key may be a directory ("notes/"): then the
+// first memory below it is named, the one that blocks the write.
 func (s *Server) conflictAt(ctx context.Context, sr *storeReq, key, msg string) error {
 	details := map[string]any{"conflicting_path": teammem.MemoryPath(key)}
-	if e, err := s.store.EntryGet(ctx, sr.p.Org.ID, sr.store.Space.ID, key); err == nil {
-		details["conflicting_memory_id"] = e.MemoryID
+	if e, ok := s.blockingMemory(ctx, sr, key); ok {
+		details["conflicting_path"], details["conflicting_memory_id"] = teammem.MemoryPath(e.Key), e.MemoryID
 	}
 	return teammem.Errorf(teammem.EConflict, "%s", msg).WithDetails(details)
 }
 
+// blockingMemory finds the live memory at key, else the first one below it.
+func (s *Server) blockingMemory(ctx context.Context, sr *storeReq, key string) (teammem.Entry, bool) {
+	if e, err := s.store.EntryGet(ctx, sr.p.Org.ID, sr.store.Space.ID, strings.TrimSuffix(key, "/")); err == nil {
+		return e, true
+	}
+	below, err := s.store.MemoriesList(ctx, sr.p.Org.ID, sr.store.Space.ID, teammem.MemoryFilter{
+		Prefix: strings.TrimSuffix(key, "/") + "/", Limit: 1})
+	if err != nil || len(below) == 0 {
+		return teammem.Entry{}, false
+	}
+	return below[0], true
+}
+
+// preconditionFailed is the 409 of a write whose precondition
+// (content_sha256 or expected_content_sha256) no longer holds: the SDKs'
+// memory_precondition_failed_error, which carries no state of the memory.
+// It keeps conflicting_path for Claude Code's client, which reads it on
+// any 409.
+func preconditionFailed(key, msg string) error {
+	return teammem.Errorf(teammem.EPreconditionFailed, "%s", msg).
+		WithDetails(map[string]any{"conflicting_path": teammem.MemoryPath(key)})
+}
+
 // createConflict explains a failed create: the path exists (a 409 naming
-// it), or a file-vs-directory clash with another path (a 409 naming that
-// one, which the client reads as a clash it cannot adopt).
+// it), or a file-vs-directory clash with another path (a 409 naming the
+// memory above or below it, which the client reads as a clash it cannot
+// adopt).
 func (s *Server) createConflict(ctx context.Context, sr *storeReq, key string, err error) error {
 	var te *teammem.Error
 	if !errors.As(err, &te) {

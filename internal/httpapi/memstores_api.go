@@ -128,10 +128,12 @@ type storeFields struct {
 	Metadata    map[string]*string `json:"metadata"`
 }
 
-// checkStoreText applies the API's rules to a name or description.
+// checkStoreText applies the API's rules to a name, description or
+// metadata pair: valid UTF-8 whose length the SDKs document in characters,
+// counted here as code points (a name of 255 "€" is 765 bytes and fine).
 func checkStoreText(field, v string, min, max int) error {
-	if !utf8.ValidString(v) || len(v) < min || len(v) > max {
-		return teammem.Errorf(teammem.EInvalid, "%s must be %d to %d bytes of UTF-8", field, min, max)
+	if n := utf8.RuneCountInString(v); !utf8.ValidString(v) || n < min || n > max {
+		return teammem.Errorf(teammem.EInvalid, "%s must be %d to %d characters of UTF-8", field, min, max)
 	}
 	for _, c := range v {
 		if unicode.IsControl(c) && (field == "name" || c != '\n' && c != '\t' && c != '\r') {
@@ -359,7 +361,8 @@ func (s *Server) deleteStore(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// actor is who made or redacted a version.
+// actor is who made or redacted a version, named by the prefixed ids the
+// SDKs document (teammem.APIKeyActorID, teammem.UserActorID).
 type actor struct {
 	Type      string `json:"type"`
 	SessionID string `json:"session_id,omitempty"`
@@ -397,12 +400,12 @@ func versionOf(sr *storeReq, v teammem.EntryVersion, full bool) versionObject {
 	case v.SessionID != "":
 		o.CreatedBy = actor{Type: "session_actor", SessionID: v.SessionID}
 	case v.KeyID != "":
-		o.CreatedBy = actor{Type: "api_actor", APIKeyID: v.KeyID}
+		o.CreatedBy = actor{Type: "api_actor", APIKeyID: teammem.APIKeyActorID(v.KeyID)}
 	default:
-		o.CreatedBy = actor{Type: "user_actor", UserID: v.Author}
+		o.CreatedBy = actor{Type: "user_actor", UserID: teammem.UserActorID(v.AuthorID)}
 	}
 	if v.Redacted() {
-		o.RedactedBy = &actor{Type: "user_actor", UserID: v.RedactedBy}
+		o.RedactedBy = &actor{Type: "user_actor", UserID: teammem.UserActorID(v.RedactedByID)}
 		return o // content, path and hashes are gone
 	}
 	path := teammem.MemoryPath(v.Key)
@@ -432,7 +435,7 @@ func (s *Server) listVersions(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	f := teammem.MemoryVersionFilter{MemoryID: q.Get("memory_id"), Operation: q.Get("operation"), SessionID: q.Get("session_id"),
-		KeyID: q.Get("api_key_id")}
+		KeyID: teammem.KeyIDOf(q.Get("api_key_id"))}
 	switch f.Operation {
 	case "", "created", "modified", "deleted":
 	default:

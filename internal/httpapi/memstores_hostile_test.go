@@ -17,7 +17,8 @@ import (
 // anthropicErrorTypes are the error types of Anthropic's envelope that the
 // store routes answer (storeErrorTypes, plus the body limit's).
 var anthropicErrorTypes = map[string]bool{"invalid_request_error": true, "authentication_error": true,
-	"permission_error": true, "not_found_error": true, "conflict_error": true, "rate_limit_error": true,
+	"permission_error": true, "not_found_error": true, "conflict_error": true, "memory_path_conflict_error": true,
+	"memory_precondition_failed_error": true, "rate_limit_error": true,
 	"overloaded_error": true, "api_error": true, "request_too_large": true}
 
 // checkStoreAnswer returns what is wrong with a store route's answer to a

@@ -81,6 +81,17 @@ func memoryView(r *http.Request, def string) (full bool, err error) {
 	return false, teammem.Errorf(teammem.EInvalid, "view must be basic or full")
 }
 
+// writeViewDefault is the view a create or update answers in without
+// ?view=: basic on the public API, as the SDKs declare (content null, sha
+// and size set), full in Claude Code's dialect, whose client has always
+// got the content back.
+func writeViewDefault(sr *storeReq) string {
+	if sr.api == apiMemoryStores {
+		return "basic"
+	}
+	return "full"
+}
+
 // createMemory serves POST …/memories (E5).
 func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	sr, err := s.resolveStore(r, true)
@@ -101,12 +112,12 @@ func (s *Server) createMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := checkContent(body.Content); err != nil {
 		return err
 	}
-	full, err := memoryView(r, "full")
-	if err != nil {
-		return err
-	}
 	if body.Precondition != nil && body.Precondition.Type == "not_exists" {
 		sr.api = apiClaudeCodeMemory
+	}
+	full, err := memoryView(r, writeViewDefault(sr))
+	if err != nil {
+		return err
 	}
 	// A create never overwrites, with or without Claude Code's not_exists:
 	// the public API names no other way to create.
@@ -185,7 +196,7 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	full, err := memoryView(r, "full")
+	full, err := memoryView(r, writeViewDefault(sr))
 	if err != nil {
 		return err
 	}
@@ -231,11 +242,32 @@ func (s *Server) updateMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := s.storeWrite(r, sr, req); err != nil {
 		if teammem.ErrorCode(err) == teammem.EConflict {
+			if cur, ok := s.alreadyApplied(r, sr, e.MemoryID, newKey, content); ok {
+				writeJSON(w, http.StatusOK, memoryOf(sr, cur, full))
+				return nil
+			}
 			return s.updateConflict(r, sr, e, newKey, err)
 		}
 		return s.createConflict(r.Context(), sr, newKey, err)
 	}
 	return s.writeMemory(w, r, sr, e.MemoryID, full)
+}
+
+// alreadyApplied reports whether an update refused by its precondition
+// asked for nothing new: the memory, read again, already has exactly the
+// requested content at the requested path. The SDKs declare that such an
+// update succeeds although the hashes differ (a retried write whose first
+// answer was lost); it writes no version. Claude Code's dialect keeps its
+// 409, which its client resolves by re-fetching.
+func (s *Server) alreadyApplied(r *http.Request, sr *storeReq, id, key, content string) (teammem.Entry, bool) {
+	if sr.api != apiMemoryStores {
+		return teammem.Entry{}, false
+	}
+	cur, err := s.store.MemoryGet(r.Context(), sr.p.Org.ID, sr.store.Space.ID, id)
+	if err != nil || cur.Key != key || cur.Content != content {
+		return teammem.Entry{}, false
+	}
+	return cur, true
 }
 
 // updateConflict says which condition of an update failed: the memory's own
@@ -247,7 +279,7 @@ func (s *Server) updateConflict(r *http.Request, sr *storeReq, e teammem.Entry, 
 			return s.conflictAt(r.Context(), sr, newKey, "a memory already exists at path "+teammem.MemoryPath(newKey))
 		}
 	}
-	return s.conflictAt(r.Context(), sr, e.Key, "the memory's content_sha256 does not match the precondition")
+	return preconditionFailed(e.Key, "the memory's content_sha256 does not match the precondition")
 }
 
 // deleteMemory serves DELETE …/memories/{memory_id} (E7), under
@@ -270,7 +302,7 @@ func (s *Server) deleteMemory(w http.ResponseWriter, r *http.Request) error {
 	}
 	if _, err := s.storeWrite(r, sr, teammem.WriteRequest{Deletes: []teammem.Delete{{Key: e.Key, Base: &base}}}); err != nil {
 		if teammem.ErrorCode(err) == teammem.EConflict {
-			return s.conflictAt(r.Context(), sr, e.Key, "the memory's content_sha256 does not match expected_content_sha256")
+			return preconditionFailed(e.Key, "the memory's content_sha256 does not match expected_content_sha256")
 		}
 		return err
 	}

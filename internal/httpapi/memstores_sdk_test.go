@@ -34,7 +34,8 @@ func TestMemoryStoresSDK(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Content != "hello" || m.Path != "/a/b.md" || m.MemoryStoreID != store.ID || m.MemoryVersionID == "" {
+		// view defaults to basic on create (both SDKs declare it): no content.
+		if m.Content != "" || m.JSON.Content.Raw() != "null" || m.Path != "/a/b.md" || m.MemoryStoreID != store.ID || m.MemoryVersionID == "" {
 			t.Fatalf("memory = %+v", m)
 		}
 		// A stale precondition is a 409; a rename keeps the id.

@@ -30,8 +30,8 @@ var storeErrorTypes = map[string]struct {
 	teammem.EForbidden:          {http.StatusForbidden, "permission_error"},
 	teammem.ENotFound:           {http.StatusNotFound, "not_found_error"},
 	teammem.EGone:               {http.StatusNotFound, "not_found_error"},
-	teammem.EConflict:           {http.StatusConflict, "conflict_error"},
-	teammem.EPreconditionFailed: {http.StatusConflict, "conflict_error"},
+	teammem.EConflict:           {http.StatusConflict, "memory_path_conflict_error"},
+	teammem.EPreconditionFailed: {http.StatusConflict, "memory_precondition_failed_error"},
 	teammem.ETooLarge:           {http.StatusBadRequest, "invalid_request_error"},
 	teammem.ESecretDetected:     {http.StatusBadRequest, "invalid_request_error"},
 	teammem.ERateLimited:        {http.StatusTooManyRequests, "rate_limit_error"},
@@ -51,7 +51,9 @@ func (s *Server) storeHandle(fn handlerFunc) http.HandlerFunc {
 
 // writeStoreError writes err in Anthropic's envelope. A 429 or 503 always
 // carries Retry-After, so the Claude Code client backs off instead of
-// counting a permanent failure.
+// counting a permanent failure; every other 4xx says x-should-retry:
+// false, the hint the official SDKs read before retrying (they would
+// otherwise retry a 409 as they do a 429).
 func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
 	err = asTooLarge(s.withhold(r, err))
 	code := teammem.ErrorCode(err)
@@ -60,6 +62,15 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		t, code = storeErrorTypes[teammem.EInternal], teammem.EInternal
 	}
 	details := teammem.ErrorDetails(err)
+	if _, ok := details["conflicting_path"]; code == teammem.EConflict && !ok {
+		t.typ = "conflict_error" // a conflict that is not about a path (a redaction of live content)
+	}
+	if t.status == http.StatusConflict && memstoreDialect(r) == apiClaudeCodeMemory {
+		// Claude Code's memory service keeps the one 409 type it always
+		// had (reference claude-code-memory-stores §4.2): its client reads
+		// the status and conflicting_*, not the SDKs' finer types.
+		t.typ = "conflict_error"
+	}
 	if details["error_code"] == "request_too_large" {
 		t.status, t.typ = http.StatusRequestEntityTooLarge, "request_too_large"
 	}
@@ -79,6 +90,9 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case teammem.EUnavailable:
 		w.Header().Set("Retry-After", "5")
 	}
+	if retryable := t.status == http.StatusTooManyRequests || t.status >= 500; !retryable {
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	body := map[string]any{"type": t.typ, "message": teammem.ErrorMessage(err)}
 	for _, k := range []string{"conflicting_path", "conflicting_memory_id"} {
 		if v, ok := details[k]; ok {
@@ -88,8 +102,12 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	writeJSON(w, t.status, storeErrorBody{Type: "error", Error: body})
 }
 
+// msgNoWorkspaces refuses the SDKs' workspace_id (the
+// anthropic-workspace-id header).
+const msgNoWorkspaces = "teammem has no workspaces: leave out workspace_id (the anthropic-workspace-id header); a key's organization is its scope"
+
 // requireStoreKey is requireKey for the store routes: refusals in
-// Anthropic's envelope.
+// Anthropic's envelope, and a request naming a workspace is refused.
 func (s *Server) requireStoreKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c := reqContextOf(r.Context()); c != nil && c.inProcess {
@@ -105,6 +123,13 @@ func (s *Server) requireStoreKey(next http.Handler) http.Handler {
 			c.caller = p
 		}
 		s.metrics.InitOrg(p.Org.Slug)
+		if r.Header.Get("anthropic-workspace-id") != "" {
+			// The SDKs' workspace_id: teammem has no workspaces, and
+			// silently ignoring a scope the caller asked for could read
+			// or write a store it did not mean.
+			s.writeStoreError(w, r, teammem.Errorf(teammem.EInvalid, "%s", msgNoWorkspaces))
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -130,11 +155,16 @@ type memoryPrefix struct {
 	Path string `json:"path"`
 }
 
-// memoryOf encodes an entry. The entry keeps no creation time of its own;
-// its last change stands in for both.
+// memoryOf encodes an entry. created_at is when the memory id was first
+// written, so edits and renames keep it; a store that never recorded it
+// (a zero time) falls back to the last change.
 func memoryOf(sr *storeReq, e teammem.Entry, full bool) memoryObject {
+	created := e.MemoryCreatedAt
+	if created.IsZero() || created.Unix() == 0 {
+		created = e.UpdatedAt
+	}
 	m := memoryObject{Type: "memory", ID: e.MemoryID, Path: teammem.MemoryPath(e.Key), ContentSHA256: teammem.ContentSHA256(e.Checksum),
-		ContentSizeBytes: e.Size, MemoryStoreID: sr.store.ID(), CreatedAt: e.UpdatedAt, UpdatedAt: e.UpdatedAt}
+		ContentSizeBytes: e.Size, MemoryStoreID: sr.store.ID(), CreatedAt: created, UpdatedAt: e.UpdatedAt}
 	if e.VersionRowID != 0 {
 		m.MemoryVersionID = teammem.VersionID(e.VersionRowID)
 	}

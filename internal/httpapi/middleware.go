@@ -103,7 +103,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if !requestIDRE.MatchString(id) {
 			id = newRequestID()
 		}
+		// The same id under both names: X-Request-Id for teammem's own
+		// clients and proxies, request-id where the official SDKs read it
+		// (APIError.requestID, withResponse().request_id).
 		w.Header()["X-Request-Id"] = []string{id}
+		w.Header()["Request-Id"] = []string{id}
 		// The route context is created here, not by the router, so that the
 		// matched route template is readable after the handler returns.
 		rctx := chi.NewRouteContext()

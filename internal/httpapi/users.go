@@ -124,9 +124,14 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// orgUser finds a user of the org by handle (ENotFound otherwise).
+// orgUser finds a user of the org by handle, or by the "user_…" id the
+// memory stores API names it by (ENotFound otherwise).
 func (s *Server) orgUser(ctx context.Context, orgID int64, handle string) (teammem.User, error) {
 	u, err := s.store.UserGetByHandle(ctx, orgID, handle)
+	if id, ok := teammem.UserIDOf(handle); ok && teammem.ErrorCode(err) == teammem.ENotFound {
+		// Not a handle: the "user_…" id the memory stores API names users by.
+		u, err = s.store.UserGet(ctx, orgID, id)
+	}
 	if teammem.ErrorCode(err) == teammem.ENotFound {
 		return u, teammem.Errorf(teammem.ENotFound, "no user %q in this organization", handle)
 	}

@@ -115,7 +115,8 @@ type WriteTx interface {
 // transaction of st. No changes → nothing is written and the head is
 // returned unchanged. Errors from p.Plan abort the transaction and are
 // returned as they are; ENotFound when the org has no such space; EInvalid
-// (MsgArchived) when it is an archived memory store, whatever the plan.
+// (MsgArchived) when it is an archived memory store and the plan does more
+// than delete.
 func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyParams) (Space, error) {
 	var early *earlyPlan
 	if p.Early {
@@ -129,9 +130,22 @@ func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyPara
 	return commitWrite(ctx, tx, st.HeadsCache(), st.CanAnnounce(), p, early)
 }
 
+// deletesOnly reports whether changes delete and nothing else: the one
+// kind of write an archived store still takes (the SDKs declare that its
+// memories can be deleted, never created or changed).
+func deletesOnly(changes []EntryChange) bool {
+	for _, c := range changes {
+		if c.Op != OpDelete {
+			return false
+		}
+	}
+	return len(changes) > 0
+}
+
 // CommitWrite is the one commit sequence of every write, on any driver:
-// lock the space → refuse an archived store → read its entry heads (from
-// cache when the head is the one they were cached for) → plan → store each
+// lock the space → read its entry heads (from
+// cache when the head is the one they were cached for) → plan → refuse an
+// archived store anything but deletes → store each
 // change, the new head and the audit events → announce → commit → cache
 // the new heads. The driver supplies only the SQL (tx); SpaceApply opens
 // and ends it.
@@ -146,11 +160,6 @@ func commitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce
 	if err != nil {
 		return space, err
 	}
-	if space.Archived {
-		// Checked under the lock the archive takes too: a write that loaded
-		// the store before it was archived cannot land after.
-		return space, Errorf(EInvalid, MsgArchived)
-	}
 	next := space
 	var changes []EntryChange
 	var newHeads map[string]Entry
@@ -158,6 +167,9 @@ func commitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce
 		changes, newHeads = early.changes, early.heads
 		next.Version, next.UpdatedAt = space.Version+1, early.at
 		next.Checksum, next.EntryCount, next.TotalBytes = early.sum, early.count, early.bytes
+		if space.Archived && !deletesOnly(changes) {
+			return space, Errorf(EInvalid, MsgArchived)
+		}
 	} else {
 		heads, cached := cache.Get(space)
 		if !cached {
@@ -166,6 +178,11 @@ func commitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce
 			}
 		}
 		changes, err = p.Plan(space, heads, func(key string) (string, error) { return tx.Content(ctx, key) })
+		if err == nil && space.Archived && !deletesOnly(changes) {
+			// Checked under the lock the archive takes too: a write that
+			// loaded the store before it was archived cannot land after.
+			err = Errorf(EInvalid, MsgArchived)
+		}
 		if err != nil || len(changes) == 0 {
 			if err == nil && !cached {
 				cache.Put(space, heads)

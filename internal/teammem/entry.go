@@ -20,6 +20,9 @@ type Entry struct {
 	// ("mem_…"): kept by edits, carried by a rename, new when a deleted key
 	// is written again. A tombstone keeps the id it deleted.
 	MemoryID string `json:"-"`
+	// MemoryCreatedAt is when MemoryID was first written: kept by edits,
+	// carried by a rename, new with a new id (the memory's created_at).
+	MemoryCreatedAt time.Time `json:"-"`
 	// VersionRowID is the id of the version row that recorded the entry's
 	// current state (read only by MemoriesList and MemoryGet).
 	VersionRowID int64 `json:"-"`
@@ -81,6 +84,8 @@ type EntryVersion struct {
 	CreatedAt  time.Time  `json:"time"`
 	RedactedAt *time.Time `json:"redacted_at,omitempty"`
 	RedactedBy string     `json:"redacted_by,omitempty"` // handle; empty when unknown
+	// RedactedByID is the redacting user's id (0 when unknown).
+	RedactedByID int64 `json:"-"`
 	// ID is the row's id, unique in the database: the memory stores API
 	// names a version by it ("memver_…").
 	ID int64 `json:"-"`

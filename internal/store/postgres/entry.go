@@ -8,7 +8,7 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id`
+const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id, e.memory_created_at`
 
 // headsFrom reads the entries of a space without their authors.
 const headsFrom = ` FROM entries e WHERE e.org_id = $1 AND e.space_id = $2`
@@ -18,7 +18,7 @@ const entriesFrom = ` FROM entries e LEFT JOIN users u ON u.id = e.author_id WHE
 
 func scanHead(row pgx.Row, extra ...any) (teammem.Entry, error) {
 	var e teammem.Entry
-	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &e.UpdatedAt, &e.MemoryID}, extra...)
+	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &e.UpdatedAt, &e.MemoryID, &e.MemoryCreatedAt}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return e, interpret(err)
 	}
@@ -37,7 +37,7 @@ func scanEntry(row pgx.Row) (teammem.Entry, error) {
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
 	// The write path never needs the author's handle: no join with users.
-	rows, err := q.Query(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id`+headsFrom, orgID, spaceID)
+	rows, err := q.Query(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id, e.memory_created_at`+headsFrom, orgID, spaceID)
 	list, err := collect(rows, err, func(r pgx.Row) (teammem.Entry, error) { return scanHead(r) })
 	if err != nil {
 		return nil, err
@@ -123,7 +123,7 @@ const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.h
 	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), ''),
 	v.id, v.memory_id, v.api_key_id,
 	coalesce((SELECT k.name FROM api_keys k WHERE k.id = v.api_key_id AND k.org_id = v.org_id), ''),
-	v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings`
+	v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings, coalesce(v.redacted_by, 0)`
 
 // versionsFrom joins versions to their authors; every query adds its filters.
 const versionsFrom = ` FROM entry_versions v LEFT JOIN users u ON u.id = v.author_id
@@ -133,7 +133,7 @@ func scanVersion(row pgx.Row, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
 	var op, findings string
 	if err := row.Scan(append([]any{&v.Key, &v.Version, &op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &v.CreatedAt,
-		&v.RedactedAt, &v.RedactedBy, &v.ID, &v.MemoryID, &v.KeyID, &v.KeyName, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings}, extra...)...); err != nil {
+		&v.RedactedAt, &v.RedactedBy, &v.ID, &v.MemoryID, &v.KeyID, &v.KeyName, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings, &v.RedactedByID}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
 	v.Findings = teammem.DecodeFindings(findings)

@@ -296,7 +296,7 @@ func explainHotQueries(f explainFixture) []explainQuery {
 			args: [][]any{{f.org, f.repo, "team", 0}, {f.org, f.repo, "personal", f.user}}},
 		{name: "space for update", contains: []string{`FROM spaces WHERE org_id = $1 AND id = $2 FOR UPDATE`}, args: [][]any{space}},
 		{name: "entry heads of a space", suffix: ` FROM entries e WHERE e.org_id = $1 AND e.space_id = $2`, args: [][]any{space}},
-		{name: "entries list", contains: []string{`e.updated_at, e.memory_id ` + entries + ` AND NOT e.deleted ORDER BY e.key COLLATE "C"`}, args: [][]any{space}},
+		{name: "entries list", contains: []string{`e.memory_id, e.memory_created_at ` + entries + ` AND NOT e.deleted ORDER BY e.key COLLATE "C"`}, args: [][]any{space}},
 		{name: "entries list with content", contains: []string{`e.content ` + entries + ` AND NOT e.deleted ORDER BY e.key COLLATE "C"`}, args: [][]any{space}},
 		{name: "entry get", contains: []string{entries + ` AND e.key = $3 AND NOT e.deleted`}, args: [][]any{{f.org, f.space, f.entryKey}}},
 		{name: "entry content under the write lock", contains: []string{`SELECT content FROM entries WHERE org_id = $1 AND space_id = $2 AND key = $3 AND NOT deleted`},

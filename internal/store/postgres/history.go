@@ -41,7 +41,7 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 		if v, err = versionGet(ctx, tx, orgID, spaceID, p.Key, p.Version); err != nil {
 			return err
 		}
-		head, err := scanHead(tx.QueryRow(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id`+
+		head, err := scanHead(tx.QueryRow(ctx, `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id, e.memory_created_at`+
 			headsFrom+` AND e.key = $3`, orgID, spaceID, p.Key))
 		if err != nil && teammem.ErrorCode(err) != teammem.ENotFound {
 			return err

@@ -45,12 +45,12 @@ func scanStore(row pgx.Row) (teammem.MemoryStore, error) {
 	if name != nil {
 		m.Name, m.Description = *name, *desc
 	}
-	m.CreatedAt, m.UpdatedAt = m.Repo.CreatedAt, s.UpdatedAt
+	// A store's updated_at moves with its own fields (name, description,
+	// metadata, archiving), never with its memories; a repo space has
+	// none, so it keeps its creation time.
+	m.CreatedAt, m.UpdatedAt = m.Repo.CreatedAt, m.Repo.CreatedAt
 	if created != nil {
 		m.CreatedAt, m.UpdatedAt = *created, *updated
-		if s.UpdatedAt.After(m.UpdatedAt) {
-			m.UpdatedAt = s.UpdatedAt
-		}
 	}
 	if len(meta) > 0 {
 		if err := json.Unmarshal(meta, &m.Metadata); err != nil {

@@ -171,11 +171,14 @@ func (w *writeTx) PutEntry(_ context.Context, c teammem.EntryChange, h teammem.E
 	if c.Op != teammem.OpDelete {
 		content = &c.Content
 	}
-	w.queue("write entry "+strconvQuote(c.Key), `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id, overlap)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+	w.queue("write entry "+strconvQuote(c.Key), `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id,
+				overlap, memory_created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, coalesce((SELECT min(c.memory_created_at) FROM entries c
+				WHERE c.space_id = $2 AND c.memory_id = $12 AND c.memory_id <> ''), $11))
 			ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 				version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-				client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap`,
+				client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap,
+				memory_created_at = excluded.memory_created_at`,
 		next.OrgID, next.ID, c.Key, content, h.Checksum, h.Size, next.Version, h.Deleted, author, actor.ClientID, next.UpdatedAt, h.MemoryID, c.Overlap)
 	w.queue("record version of "+strconvQuote(c.Key), `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
 				memory_id, api_key_id, api, session_id, findings)

@@ -11,21 +11,22 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id`
+const headColumns = `e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), coalesce(u.handle, ''), e.client_id, e.updated_at, e.memory_id, e.memory_created_at`
 
 func scanHead(row rowScanner, extra ...any) (teammem.Entry, error) {
 	var e teammem.Entry
-	var updated int64
-	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated, &e.MemoryID}, extra...)
+	var updated, created int64
+	dest := append([]any{&e.Key, &e.Checksum, &e.Size, &e.Version, &e.Deleted, &e.AuthorID, &e.Author, &e.ClientID, &updated, &e.MemoryID, &created}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return e, interpret(err)
 	}
-	e.UpdatedAt = fromMicros(updated)
+	e.UpdatedAt, e.MemoryCreatedAt = fromMicros(updated), fromMicros(created)
 	return e, nil
 }
 
 // headsSQL reads every entry head of a space.
-const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id
+const headsSQL = `SELECT e.key, e.checksum, e.size, e.version, e.deleted, coalesce(e.author_id, 0), '', e.client_id, e.updated_at, e.memory_id,
+		e.memory_created_at
 		FROM entries e WHERE e.org_id = ? AND e.space_id = ?`
 
 func entryHeads(ctx context.Context, q querier, orgID, spaceID int64) (map[string]teammem.Entry, error) {
@@ -126,7 +127,7 @@ const versionColumns = `v.key, v.version, v.op, v.checksum, v.size, coalesce(u.h
 	v.redacted_at, coalesce((SELECT r.handle FROM users r WHERE r.id = v.redacted_by), ''),
 	v.id, v.memory_id, v.api_key_id,
 	coalesce((SELECT k.name FROM api_keys k WHERE k.id = v.api_key_id AND k.org_id = v.org_id), ''),
-	v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings`
+	v.api, v.session_id, coalesce(v.author_id, 0), v.space_id, v.findings, coalesce(v.redacted_by, 0)`
 
 func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
 	var v teammem.EntryVersion
@@ -135,7 +136,7 @@ func scanVersion(row rowScanner, extra ...any) (teammem.EntryVersion, error) {
 	var findings string
 	if err := row.Scan(append([]any{&v.Key, &v.Version, &v.Op, &v.Checksum, &v.Size, &v.Author, &v.ClientID, &created,
 		&redacted, &v.RedactedBy,
-		&v.ID, &v.MemoryID, &v.KeyID, &v.KeyName, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings}, extra...)...); err != nil {
+		&v.ID, &v.MemoryID, &v.KeyID, &v.KeyName, &v.API, &v.SessionID, &v.AuthorID, &v.SpaceID, &findings, &v.RedactedByID}, extra...)...); err != nil {
 		return v, interpret(err)
 	}
 	v.Findings = teammem.DecodeFindings(findings)

@@ -39,12 +39,12 @@ func scanStore(row rowScanner) (teammem.MemoryStore, error) {
 	m.Repo.ID, m.Repo.OrgID, m.Repo.CreatedAt = s.RepoID, s.OrgID, fromMicros(repoCreated)
 	m.API = name.Valid
 	m.Name, m.Description = name.String, desc.String
-	m.CreatedAt, m.UpdatedAt = m.Repo.CreatedAt, s.UpdatedAt
+	// A store's updated_at moves with its own fields (name, description,
+	// metadata, archiving), never with its memories; a repo space has
+	// none, so it keeps its creation time.
+	m.CreatedAt, m.UpdatedAt = m.Repo.CreatedAt, m.Repo.CreatedAt
 	if created.Valid {
 		m.CreatedAt, m.UpdatedAt = fromMicros(created.Int64), fromMicros(mupdated.Int64)
-		if s.UpdatedAt.After(m.UpdatedAt) {
-			m.UpdatedAt = s.UpdatedAt
-		}
 	}
 	m.ArchivedAt = ptrFromMicros(archived)
 	if meta.Valid && meta.String != "" {

@@ -79,11 +79,16 @@ const (
 	lockSpaceSQL = `SELECT ` + spaceColumns + `, EXISTS (SELECT 1 FROM memory_stores m
 		WHERE m.space_id = spaces.id AND m.archived_at IS NOT NULL) FROM spaces WHERE org_id = ? AND id = ?`
 	currentContentSQL = `SELECT content FROM entries WHERE space_id = ? AND key = ? AND deleted = 0`
-	upsertEntrySQL    = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id, overlap)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	// upsertEntrySQL keeps a memory's creation time while its id lives on,
+	// under this key or (a rename) another one: a tombstone keeps its id.
+	upsertEntrySQL = `INSERT INTO entries (org_id, space_id, key, content, checksum, size, version, deleted, author_id, client_id, updated_at, memory_id,
+			overlap, memory_created_at)
+		VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, coalesce((SELECT min(c.memory_created_at) FROM entries c
+			WHERE c.space_id = ?2 AND c.memory_id = ?12 AND c.memory_id <> ''), ?11))
 		ON CONFLICT (space_id, key) DO UPDATE SET content = excluded.content, checksum = excluded.checksum, size = excluded.size,
 			version = excluded.version, deleted = excluded.deleted, author_id = excluded.author_id,
-			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap`
+			client_id = excluded.client_id, updated_at = excluded.updated_at, memory_id = excluded.memory_id, overlap = excluded.overlap,
+			memory_created_at = excluded.memory_created_at`
 	insertVersionSQL = `INSERT INTO entry_versions (org_id, space_id, key, version, op, checksum, size, content, author_id, client_id, created_at,
 			memory_id, api_key_id, api, session_id, findings)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`

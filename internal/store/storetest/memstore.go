@@ -73,6 +73,67 @@ func testMemoryIDs(t *testing.T, b *bundle) {
 	wantCode(t, func() error { _, err := b.store.MemoryVersionGet(b.ctx, b.org.ID, other.ID, vs[0].ID); return err }(), teammem.ENotFound)
 }
 
+// testMemoryCreatedAt checks a memory's creation time: set by its first
+// write, kept by edits, carried by a rename, new for a key written again
+// after its delete.
+func testMemoryCreatedAt(t *testing.T, b *bundle) {
+	sp := b.space(t, "o/created")
+	sp = b.apply(t, sp, write("a.md", "one"))
+	a := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md"))
+	if a.MemoryCreatedAt.IsZero() || !a.MemoryCreatedAt.Equal(a.UpdatedAt) {
+		t.Fatalf("first write: created %v, updated %v", a.MemoryCreatedAt, a.UpdatedAt)
+	}
+	// Times are kept to the microsecond: make the later writes tell apart.
+	time.Sleep(2 * time.Millisecond)
+	sp = b.apply(t, sp, write("a.md", "two"))
+	got := must[teammem.Entry](t)(b.store.MemoryGet(b.ctx, b.org.ID, sp.ID, a.MemoryID))
+	if !got.MemoryCreatedAt.Equal(a.MemoryCreatedAt) || !got.UpdatedAt.After(a.UpdatedAt) {
+		t.Fatalf("after an edit: created %v (was %v), updated %v", got.MemoryCreatedAt, a.MemoryCreatedAt, got.UpdatedAt)
+	}
+	sp = b.apply(t, sp, del("a.md"), teammem.EntryChange{Key: "dir/a.md", Op: teammem.OpWrite, Content: "two", MemoryID: a.MemoryID})
+	got = must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "dir/a.md"))
+	if !got.MemoryCreatedAt.Equal(a.MemoryCreatedAt) {
+		t.Fatalf("after a rename: created %v, want %v", got.MemoryCreatedAt, a.MemoryCreatedAt)
+	}
+	time.Sleep(2 * time.Millisecond)
+	sp = b.apply(t, sp, write("a.md", "three"))
+	again := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md"))
+	if !again.MemoryCreatedAt.After(a.MemoryCreatedAt) || !again.MemoryCreatedAt.Equal(again.UpdatedAt) {
+		t.Fatalf("re-created key: created %v, updated %v (the old memory's %v)", again.MemoryCreatedAt, again.UpdatedAt, a.MemoryCreatedAt)
+	}
+	list := must[[]teammem.Entry](t)(b.store.MemoriesList(b.ctx, b.org.ID, sp.ID, teammem.MemoryFilter{Prefix: "dir/", Limit: 10}))
+	if len(list) != 1 || !list[0].MemoryCreatedAt.Equal(a.MemoryCreatedAt) {
+		t.Fatalf("listing: %+v", list)
+	}
+}
+
+// testMemoryStoreUpdatedAt checks a store's updated_at: moved by its name,
+// description, metadata and archiving, never by its memories; a repo
+// space's keeps its creation time.
+func testMemoryStoreUpdatedAt(t *testing.T, b *bundle) {
+	m := must[teammem.MemoryStore](t)(b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: "u"}))
+	// Times are kept to the microsecond: make the later writes tell apart.
+	time.Sleep(2 * time.Millisecond)
+	b.apply(t, m.Space, write("x.md", "x"))
+	got := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID))
+	if !got.UpdatedAt.Equal(m.UpdatedAt) {
+		t.Fatalf("a memory write moved the store's updated_at: %v → %v", m.UpdatedAt, got.UpdatedAt)
+	}
+	desc := "described"
+	got = must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{Description: &desc}))
+	if !got.UpdatedAt.After(m.UpdatedAt) {
+		t.Fatalf("a description change left updated_at at %v", got.UpdatedAt)
+	}
+	sp := b.space(t, "o/updated")
+	repo := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, sp.UID))
+	time.Sleep(2 * time.Millisecond)
+	b.apply(t, sp, write("y.md", "y"))
+	again := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, sp.UID))
+	if !again.UpdatedAt.Equal(repo.UpdatedAt) || !again.UpdatedAt.Equal(again.CreatedAt) {
+		t.Fatalf("repo space store: updated_at %v → %v (created %v)", repo.UpdatedAt, again.UpdatedAt, again.CreatedAt)
+	}
+}
+
 // testMemoryStores checks API stores: hidden from repo listings, visible
 // as stores, updated, archived and deleted with their memories.
 func testMemoryStores(t *testing.T, b *bundle) {
@@ -123,7 +184,8 @@ func testMemoryStores(t *testing.T, b *bundle) {
 
 // testArchiveOrdersWrites archives a store between a writer's load of it
 // and its write: the write, which still holds the unarchived store, is
-// refused under the space's lock and changes nothing, whatever its plan.
+// refused under the space's lock and changes nothing, unless its plan only
+// deletes: an archived store's memories can still be deleted.
 func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	m := must[teammem.MemoryStore](t)(b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: "race"}))
 	sp := b.apply(t, m.Space, write("a.md", "before"))
@@ -133,16 +195,19 @@ func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	}
 	at := time.Now()
 	must[teammem.MemoryStore](t)(b.store.MemoryStoreUpdate(b.ctx, b.org.ID, m.Space.ID, teammem.MemoryStoreUpdateParams{ArchivedAt: &at}))
-	planned := false
-	_, err := teammem.SpaceApply(b.ctx, b.store, b.org.ID, loaded.Space.ID, teammem.ApplyParams{
-		Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
-		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
-			planned = true
-			return []teammem.EntryChange{write("a.md", "after"), write("b.md", "new")}, nil
-		}})
-	wantCode(t, err, teammem.EInvalid)
-	if teammem.ErrorMessage(err) != teammem.MsgArchived || planned {
-		t.Fatalf("write to an archived store: %v (planned: %v)", err, planned)
+	apply := func(changes ...teammem.EntryChange) (teammem.Space, error) {
+		return teammem.SpaceApply(b.ctx, b.store, b.org.ID, loaded.Space.ID, teammem.ApplyParams{
+			Actor: teammem.Actor{UserID: b.owner.ID, ClientID: "test"},
+			Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+				return changes, nil
+			}})
+	}
+	for _, changes := range [][]teammem.EntryChange{{write("a.md", "after"), write("b.md", "new")}, {del("a.md"), write("b.md", "new")}} {
+		_, err := apply(changes...)
+		wantCode(t, err, teammem.EInvalid)
+		if teammem.ErrorMessage(err) != teammem.MsgArchived {
+			t.Fatalf("write to an archived store: %v", err)
+		}
 	}
 	if e := must[teammem.Entry](t)(b.store.EntryGet(b.ctx, b.org.ID, sp.ID, "a.md")); e.Content != "before" {
 		t.Fatalf("a.md = %q after a refused write", e.Content)
@@ -150,6 +215,11 @@ func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	head := must[teammem.MemoryStore](t)(b.store.MemoryStoreGet(b.ctx, b.org.ID, m.Space.UID))
 	if head.Space.Version != sp.Version || head.Space.EntryCount != 1 {
 		t.Fatalf("head after a refused write = %+v, want version %d", head.Space, sp.Version)
+	}
+	// Deletes alone land.
+	after := must[teammem.Space](t)(apply(del("a.md")))
+	if after.Version != sp.Version+1 || after.EntryCount != 0 {
+		t.Fatalf("head after a delete in an archived store = %+v", after)
 	}
 	// Repo spaces are never archived: their writes go on.
 	b.apply(t, b.space(t, "o/unarchived"), write("a.md", "fine"))

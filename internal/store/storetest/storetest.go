@@ -52,6 +52,8 @@ func Run(t *testing.T, open Opener) {
 		"VersionRedact":       testVersionRedact,
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
 		"MemoryIDs":           testMemoryIDs,
+		"MemoryCreatedAt":     testMemoryCreatedAt,
+		"MemoryStoreUpdated":  testMemoryStoreUpdatedAt,
 		"MemoryStores":        testMemoryStores,
 		"StoreCap":            testStoreCap,
 		"StoreCapConcurrent":  testStoreCapConcurrent,
