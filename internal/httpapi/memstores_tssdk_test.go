@@ -31,7 +31,7 @@ func TestMemoryStoresTypeScriptSDK(t *testing.T) {
 	sdk, node := tsSDK(t)
 	forDrivers(t, func(t *testing.T, st teammem.Store) {
 		e := newV1Env(t, st, nil)
-		limited := newV1Env(t, MustOpenStore(t), func(c *httpapi.Config) { c.WriteRate, c.WriteBurst = 0.0001, 1 })
+		limited := newV1Env(t, MustOpenStore(t), func(c *httpapi.Config) { c.WriteRate, c.WriteBurst = 0.0001, 2 }) // the store create spends one
 		checks := runTSSDK(t, node, sdk, e, limited)
 		t.Logf("%d checks by the TypeScript SDK", len(checks))
 		for _, c := range checks {

@@ -60,7 +60,7 @@ func TestStoreErrorRetryHints(t *testing.T) {
 			t.Errorf("%s: x-should-retry = %q, want false", c.name, got)
 		}
 	}
-	l := newV1Env(t, MustOpenStore(t), func(c *httpapi.Config) { c.WriteRate, c.WriteBurst = 0.0001, 1 })
+	l := newV1Env(t, MustOpenStore(t), func(c *httpapi.Config) { c.WriteRate, c.WriteBurst = 0.0001, 2 }) // the store create spends one
 	owner = l.keys[teammem.RoleOwner]
 	id = l.do(http.MethodPost, "/v1/memory_stores?beta=true", owner, map[string]any{"name": "hints"}).want(t, 200).JSON(t)["id"].(string)
 	mems = "/v1/memory_stores/" + id + "/memories?beta=true"
