@@ -24,6 +24,10 @@ type nativeOptions struct {
 	migrate    bool
 	noMigrate  bool
 	legacy     bool // also serve TEAM_MEMORY_SYNC_URL (Claude Code ≤2.1.206)
+	// proxyRuns: --print-env for a running teammem proxy, which checks
+	// team/ itself when a session first uses it; nothing is handed over
+	// here, so the memory dir's state refuses nothing.
+	proxyRuns bool
 }
 
 func (o *nativeOptions) flags(cmd *cobra.Command) {
@@ -63,7 +67,7 @@ func (a *app) resolveNative(ctx context.Context, o nativeOptions) (*nativeSessio
 	if err != nil {
 		return nil, err
 	}
-	if len(stray) > 0 && !o.migrate && !o.noMigrate {
+	if len(stray) > 0 && !o.migrate && !o.noMigrate && !o.proxyRuns {
 		return nil, migrateRefusal(stray)
 	}
 	// The stores first: a server that cannot name them changes nothing here.
@@ -211,14 +215,19 @@ func (a *app) claudeCmd() *cobra.Command {
 			"(with its credentials); that proxy hands the scopes over when a session first uses it.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var secret string
+			var noProxy error
+			if printEnv {
+				secret, noProxy = a.runningProxySecret(proxyAddr, o.legacy)
+				o.proxyRuns = noProxy == nil
+			}
 			ns, err := a.resolveNative(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			if printEnv {
-				secret, err := a.runningProxySecret(proxyAddr, o.legacy)
-				if err != nil {
-					return err
+				if noProxy != nil {
+					return noProxy
 				}
 				return a.printEnv(ns.env(a, proxyAddr, secret))
 			}
