@@ -89,7 +89,7 @@ var concealRE = lineRE{lead: []string{"do", "dont", "never", "must", "should", "
 	need: [][]string{{"not", "never", "don", "mustn", "shouldn", "circumstances", "refrain", "avoid", "without"},
 		{"tell", "inform", "notify", "alert", "warn", "show", "let", "mention", "reveal", "disclos", "report", "explain"}, audienceWords},
 	re: regexp.MustCompile(`(?i)\b(` + concealNegators + `)\s*(tell|telling|inform|informing|notify|notifying|alert|alerting|warn|warning|show|showing|let|letting|` +
-		`(mention|mentioning|reveal|revealing|disclose|disclosing|report|reporting|explain|explaining)\s*((this|it|that|these|them|anything|any\s*of\s*this)\s*)?to)\s*` + audience)}
+		`(mention|mentioning|reveal|revealing|disclose|disclosing|report|reporting|explain|explaining)\s*((this|it|that|these|them|anything|any\s*of\s*this)\s*([a-z]+\s*){0,2})?to)\s*` + audience)}
 
 // concealOtherREs: "hide this from the user", "don't mention this in your
 // response", "the user must never know", "behind the user's back", "keep
