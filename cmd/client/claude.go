@@ -172,6 +172,13 @@ func (a *app) startProxy(ns *nativeSession, addr string, beforeTeammem func(cont
 		}
 		cfg.Log = func(r claudeproxy.Routed) { fmt.Fprintln(f, r.String()) }
 	}
+	// An address literal that is not loopback is refused before anything
+	// listens: even a moment on every interface is too long.
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && !ip.IsLoopback()) {
+			return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s", addr)}
+		}
+	}
 	p, err := claudeproxy.New(cfg)
 	if err != nil {
 		return nil, nil, "", err
@@ -182,7 +189,7 @@ func (a *app) startProxy(ns *nativeSession, addr string, beforeTeammem func(cont
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
 		ln.Close()
-		return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s", ln.Addr())}
+		return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s (%s)", addr, ln.Addr())}
 	}
 	go p.Serve(ln) //nolint:errcheck // ends with Close
 	return p, ln.Addr(), secret, nil

@@ -222,6 +222,22 @@ func TestPrintEnvForAMigratingProxy(t *testing.T) {
 	}
 }
 
+// TestProxyRefusesNonLoopbackAddrs: --addr naming no loopback address is
+// bad usage (exit 2), refused before anything listens, and the message names
+// the address given (the review of issue 21: 0.0.0.0 was reported as [::],
+// and an address of another interface was bound, failing only when the
+// machine lacked it).
+func TestProxyRefusesNonLoopbackAddrs(t *testing.T) {
+	srv := startServer(t)
+	m := newMachine(t, srv, "git@github.com:acme/proxyaddr.git")
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0"} {
+		_, errOut, code := m.run("proxy", "--addr", addr)
+		if code != 2 || !strings.Contains(errOut, "loopback only, not "+addr) {
+			t.Errorf("proxy --addr %s: exit %d, %s", addr, code, errOut)
+		}
+	}
+}
+
 // startProxyProcess runs `teammem proxy --addr 127.0.0.1:0` in the
 // machine's clone until the test ends and returns what it printed (the
 // export lines) once it listens, and its stderr.
