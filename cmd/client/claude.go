@@ -222,11 +222,13 @@ func (a *app) claudeCmd() *cobra.Command {
 			"(with its credentials); that proxy hands the scopes over when a session first uses it.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var secret string
+			var run proxyRun
 			var noProxy error
 			if printEnv {
-				secret, noProxy = a.runningProxySecret(proxyAddr, o.legacy)
+				// The variables are the running proxy's: the stores it serves.
+				run, noProxy = a.runningProxy(proxyAddr, o.legacy)
 				o.proxyRuns = noProxy == nil
+				o.noPersonal = o.noPersonal || run.NoPersonal
 			}
 			ns, err := a.resolveNative(cmd.Context(), o)
 			if err != nil {
@@ -236,7 +238,7 @@ func (a *app) claudeCmd() *cobra.Command {
 				if noProxy != nil {
 					return noProxy
 				}
-				return a.printEnv(ns.env(a, proxyAddr, secret))
+				return a.printEnv(ns.env(a, proxyAddr, run.Secret))
 			}
 			if err := a.handOver(cmd.Context(), ns); err != nil {
 				return err

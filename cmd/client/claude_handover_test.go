@@ -222,6 +222,26 @@ func TestPrintEnvForAMigratingProxy(t *testing.T) {
 	}
 }
 
+// TestPrintEnvPrintsTheRunningProxysStores: --print-env prints the stores
+// the running proxy serves, whatever flags it is given itself (the review of
+// issue 21: for a `teammem proxy --no-personal` it printed the personal
+// store too, whose calls that proxy does not send to teammem but passes on
+// to the upstream API).
+func TestPrintEnvPrintsTheRunningProxysStores(t *testing.T) {
+	srv := startServer(t)
+	m := newMachine(t, srv, "git@github.com:acme/printstores.git")
+	byProxy, _ := m.startProxyProcessArgs([]string{"--no-personal"}, "TEAMMEM_PROXY_UPSTREAM=http://127.0.0.1:1", "TEAMMEM_PROXY_LOOPBACK_ONLY=1")
+	vars := exportsOf(byProxy)
+	proxy, err := url.Parse(vars["HTTPS_PROXY"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := exportsOf(m.must("claude", "--print-env", "--proxy-addr", proxy.Host))
+	if printed["CLAUDE_MEMORY_STORES"] != vars["CLAUDE_MEMORY_STORES"] {
+		t.Fatalf("--print-env prints the stores\n%s\nfor a proxy that serves\n%s", printed["CLAUDE_MEMORY_STORES"], vars["CLAUDE_MEMORY_STORES"])
+	}
+}
+
 // TestProxyRefusesNonLoopbackAddrs: --addr naming no loopback address is
 // bad usage (exit 2), refused before anything listens, and the message names
 // the address given (the review of issue 21: 0.0.0.0 was reported as [::],
