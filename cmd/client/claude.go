@@ -24,6 +24,10 @@ type nativeOptions struct {
 	migrate    bool
 	noMigrate  bool
 	legacy     bool // also serve TEAM_MEMORY_SYNC_URL (Claude Code ≤2.1.206)
+	// proxyRuns: --print-env for a running teammem proxy, which checks
+	// team/ itself when a session first uses it; nothing is handed over
+	// here, so the memory dir's state refuses nothing.
+	proxyRuns bool
 }
 
 func (o *nativeOptions) flags(cmd *cobra.Command) {
@@ -63,7 +67,7 @@ func (a *app) resolveNative(ctx context.Context, o nativeOptions) (*nativeSessio
 	if err != nil {
 		return nil, err
 	}
-	if len(stray) > 0 && !o.migrate && !o.noMigrate {
+	if len(stray) > 0 && !o.migrate && !o.noMigrate && !o.proxyRuns {
 		return nil, migrateRefusal(stray)
 	}
 	// The stores first: a server that cannot name them changes nothing here.
@@ -168,6 +172,13 @@ func (a *app) startProxy(ns *nativeSession, addr string, beforeTeammem func(cont
 		}
 		cfg.Log = func(r claudeproxy.Routed) { fmt.Fprintln(f, r.String()) }
 	}
+	// An address literal that is not loopback is refused before anything
+	// listens: even a moment on every interface is too long.
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && !ip.IsLoopback()) {
+			return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s", addr)}
+		}
+	}
 	p, err := claudeproxy.New(cfg)
 	if err != nil {
 		return nil, nil, "", err
@@ -178,7 +189,7 @@ func (a *app) startProxy(ns *nativeSession, addr string, beforeTeammem func(cont
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
 		ln.Close()
-		return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s", ln.Addr())}
+		return nil, nil, "", &usageError{fmt.Errorf("the proxy listens on loopback only, not %s (%s)", addr, ln.Addr())}
 	}
 	go p.Serve(ln) //nolint:errcheck // ends with Close
 	return p, ln.Addr(), secret, nil
@@ -211,16 +222,23 @@ func (a *app) claudeCmd() *cobra.Command {
 			"(with its credentials); that proxy hands the scopes over when a session first uses it.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var run proxyRun
+			var noProxy error
+			if printEnv {
+				// The variables are the running proxy's: the stores it serves.
+				run, noProxy = a.runningProxy(proxyAddr, o.legacy)
+				o.proxyRuns = noProxy == nil
+				o.noPersonal = o.noPersonal || run.NoPersonal
+			}
 			ns, err := a.resolveNative(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
 			if printEnv {
-				secret, err := a.runningProxySecret(proxyAddr, o.legacy)
-				if err != nil {
-					return err
+				if noProxy != nil {
+					return noProxy
 				}
-				return a.printEnv(ns.env(a, proxyAddr, secret))
+				return a.printEnv(ns.env(a, proxyAddr, run.Secret))
 			}
 			if err := a.handOver(cmd.Context(), ns); err != nil {
 				return err

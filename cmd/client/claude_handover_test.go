@@ -188,6 +188,76 @@ func TestPrintEnvChangesNothing(t *testing.T) {
 	}
 }
 
+// TestPrintEnvForAMigratingProxy: an IDE user runs `teammem proxy
+// --migrate` (team/ holds files of teammem's own sync, which that proxy
+// moves when a session first uses it) and then `teammem claude --print-env`
+// for its variables. --print-env hands nothing over, so the memory dir's
+// state is the running proxy's to check: it prints that proxy's variables
+// and moves nothing (the review of issue 21: it refused with exit 6 and
+// advised `teammem claude --migrate`, which starts claude instead).
+func TestPrintEnvForAMigratingProxy(t *testing.T) {
+	srv := startServer(t)
+	m := newMachine(t, srv, "git@github.com:acme/printmigrate.git")
+	mem := m.memDir()
+	m.write(mem, "team/a.md", "own sync\n")
+	m.must("sync")
+	byProxy, _ := m.startProxyProcessArgs([]string{"--migrate"}, "TEAMMEM_PROXY_UPSTREAM=http://127.0.0.1:1", "TEAMMEM_PROXY_LOOPBACK_ONLY=1")
+	vars := exportsOf(byProxy)
+	proxy, err := url.Parse(vars["HTTPS_PROXY"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := m.run("claude", "--print-env", "--proxy-addr", proxy.Host)
+	if code != 0 {
+		t.Fatalf("--print-env for a running teammem proxy --migrate: exit %d, %s", code, errOut)
+	}
+	if exportsOf(out)["HTTPS_PROXY"] != vars["HTTPS_PROXY"] {
+		t.Fatalf("--print-env prints another proxy URL:\n%s\nthan teammem proxy:\n%s", out, byProxy)
+	}
+	if got := read(t, mem, "team/a.md"); got != "own sync\n" {
+		t.Fatalf("--print-env changed team/a.md: %q", got)
+	}
+	if _, err := os.Stat(m.nativeRecordPath()); err == nil {
+		t.Fatal("--print-env handed over")
+	}
+}
+
+// TestPrintEnvPrintsTheRunningProxysStores: --print-env prints the stores
+// the running proxy serves, whatever flags it is given itself (the review of
+// issue 21: for a `teammem proxy --no-personal` it printed the personal
+// store too, whose calls that proxy does not send to teammem but passes on
+// to the upstream API).
+func TestPrintEnvPrintsTheRunningProxysStores(t *testing.T) {
+	srv := startServer(t)
+	m := newMachine(t, srv, "git@github.com:acme/printstores.git")
+	byProxy, _ := m.startProxyProcessArgs([]string{"--no-personal"}, "TEAMMEM_PROXY_UPSTREAM=http://127.0.0.1:1", "TEAMMEM_PROXY_LOOPBACK_ONLY=1")
+	vars := exportsOf(byProxy)
+	proxy, err := url.Parse(vars["HTTPS_PROXY"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := exportsOf(m.must("claude", "--print-env", "--proxy-addr", proxy.Host))
+	if printed["CLAUDE_MEMORY_STORES"] != vars["CLAUDE_MEMORY_STORES"] {
+		t.Fatalf("--print-env prints the stores\n%s\nfor a proxy that serves\n%s", printed["CLAUDE_MEMORY_STORES"], vars["CLAUDE_MEMORY_STORES"])
+	}
+}
+
+// TestProxyRefusesNonLoopbackAddrs: --addr naming no loopback address is
+// bad usage (exit 2), refused before anything listens, and the message names
+// the address given (the review of issue 21: 0.0.0.0 was reported as [::],
+// and an address of another interface was bound, failing only when the
+// machine lacked it).
+func TestProxyRefusesNonLoopbackAddrs(t *testing.T) {
+	srv := startServer(t)
+	m := newMachine(t, srv, "git@github.com:acme/proxyaddr.git")
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0"} {
+		_, errOut, code := m.run("proxy", "--addr", addr)
+		if code != 2 || !strings.Contains(errOut, "loopback only, not "+addr) {
+			t.Errorf("proxy --addr %s: exit %d, %s", addr, code, errOut)
+		}
+	}
+}
+
 // startProxyProcess runs `teammem proxy --addr 127.0.0.1:0` in the
 // machine's clone until the test ends and returns what it printed (the
 // export lines) once it listens, and its stderr.

@@ -42,7 +42,7 @@ func (a *app) proxyCmd() *cobra.Command {
 				return err
 			}
 			defer p.Close()
-			run, err := a.writeProxyRun(proxyRun{Addr: bound.String(), Secret: secret, PID: os.Getpid(), Legacy: o.legacy})
+			run, err := a.writeProxyRun(proxyRun{Addr: bound.String(), Secret: secret, PID: os.Getpid(), Legacy: o.legacy, NoPersonal: o.noPersonal})
 			if err != nil {
 				return err
 			}
@@ -68,6 +68,9 @@ type proxyRun struct {
 	Secret string `json:"secret"`
 	PID    int    `json:"pid"`
 	Legacy bool   `json:"legacy"` // started with --legacy
+	// NoPersonal: started with --no-personal, so it serves no personal
+	// store and --print-env prints none.
+	NoPersonal bool `json:"no_personal,omitempty"`
 }
 
 // proxyRunPath is the run file of a proxy listening on addr.
@@ -100,33 +103,33 @@ func (a *app) writeProxyRun(run proxyRun) (string, error) {
 	return p, os.Rename(tmp, p)
 }
 
-// runningProxySecret returns the secret of the teammem proxy running at
-// addr, from its run file, after checking that something listens there
-// and, when legacy is asked for, that the proxy serves it.
-func (a *app) runningProxySecret(addr string, legacy bool) (string, error) {
+// runningProxy returns the run file of the teammem proxy running at addr
+// (its secret and what it serves), after checking that something listens
+// there and, when legacy is asked for, that the proxy serves it.
+func (a *app) runningProxy(addr string, legacy bool) (proxyRun, error) {
 	p, err := a.proxyRunPath(addr)
 	if err != nil {
-		return "", err
+		return proxyRun{}, err
 	}
 	notRunning := fmt.Errorf("no teammem proxy is running at %s: start `teammem proxy --addr %s`, which prints these variables itself", addr, addr)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", notRunning
+		return proxyRun{}, notRunning
 	}
 	if err != nil {
-		return "", err
+		return proxyRun{}, err
 	}
 	var run proxyRun
 	if err := json.Unmarshal(b, &run); err != nil || run.Secret == "" {
-		return "", fmt.Errorf("%s is not a teammem proxy's run file; remove it and restart teammem proxy", p)
+		return proxyRun{}, fmt.Errorf("%s is not a teammem proxy's run file; remove it and restart teammem proxy", p)
 	}
 	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
-		return "", notRunning
+		return proxyRun{}, notRunning
 	}
 	c.Close()
 	if legacy && !run.Legacy {
-		return "", &usageError{fmt.Errorf("the teammem proxy at %s was started without --legacy: it serves no TEAM_MEMORY_SYNC_URL", addr)}
+		return proxyRun{}, &usageError{fmt.Errorf("the teammem proxy at %s was started without --legacy: it serves no TEAM_MEMORY_SYNC_URL", addr)}
 	}
-	return run.Secret, nil
+	return run, nil
 }

@@ -147,3 +147,46 @@ func TestMetricLabelsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestSeriesBeforeAnyRequest: a server that has served nothing yet
+// (Prometheus scrapes the metrics listener, not the API) already exports a
+// request counter and a latency histogram at 0 for every route and method,
+// so the dashboard's request and latency panels show data right after
+// start instead of "No data" until the first request (issue 21 point 10).
+func TestRequestSeriesBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
+	m := telemetry.New()
+	srv := httpapi.New(MustOpenStore(t), nil, testConfig(), nil, m)
+	families, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]map[string]bool{}
+	for _, f := range families {
+		for _, s := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range s.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			if series[f.GetName()] == nil {
+				series[f.GetName()] = map[string]bool{}
+			}
+			series[f.GetName()][l["method"]+" "+l["route"]] = true
+		}
+	}
+	rs, err := srv.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		route := r.Path
+		if route != "/" {
+			route = strings.TrimSuffix(route, "/")
+		}
+		for _, name := range []string{"teammem_http_requests_total", "teammem_http_request_duration_seconds"} {
+			if !series[name][r.Method+" "+route] {
+				t.Errorf("%s has no series for %s %s before the first request", name, r.Method, route)
+			}
+		}
+	}
+}

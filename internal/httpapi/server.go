@@ -150,7 +150,22 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
+	s.initRouteMetrics()
 	return s
+}
+
+// initRouteMetrics creates the request series of every API route and
+// method at 0, labelled as the middleware labels a matched request, so that
+// the request and latency panels have data before the first request.
+func (s *Server) initRouteMetrics() {
+	rs, _ := s.Routes() // the router's own walk: it cannot fail
+	for _, r := range rs {
+		route := r.Path
+		if route != "/" {
+			route = strings.TrimSuffix(route, "/")
+		}
+		s.metrics.InitRoute(route, r.Method)
+	}
 }
 
 // poisonRuleIDs lists the poisoning check's rule ids, as the package

@@ -45,6 +45,15 @@ var overrideREs = []lineRE{
 	{lead: overrideLeads, need: [][]string{overrideVerbWords, overrideQualWords, overrideNounWords},
 		re: regexp.MustCompile(`(?i)\b(` + overrideVerbs + `)\s*((all|any|the|your|of|these|those|every|my|its|each|such)\s*)*(` +
 			overrideQualifiers + `)\s*(` + overrideNouns + `)\b`)},
+	// "disregard the rules in your system prompt": the noun before its
+	// qualifier
+	{lead: overrideLeads, need: [][]string{overrideVerbWords, overrideQualWords, overrideNounWords},
+		re: regexp.MustCompile(`(?i)\b(` + overrideVerbs + `)\s*((all|any|the|your|these|those|every|each)\s*)*(` + overrideNouns +
+			`)\s*(in|of|from)\s*((the|your|my|its)\s*)*(` + overrideQualifiers + `)\s*(` + overrideNouns + `)\b`)},
+	// "forget all instructions you were given", "ignore the rules you have been told"
+	{lead: overrideLeads, need: [][]string{overrideVerbWords, overrideNounWords, {"you"}},
+		re: regexp.MustCompile(`(?i)\b(` + overrideVerbs + `)\s*((all|any|the|your|these|those|every|each)\s*)*(` + overrideNouns +
+			`)\s*(that\s*)?you\s*(were|have\s*been|ve\s*been|got|received)\s*(given|told)?\b`)},
 	// "forget everything you were told", "ignore all your rules"
 	{lead: overrideLeads, need: [][]string{overrideVerbWords, {"all", "everything", "your"}},
 		re: regexp.MustCompile(`(?i)\b(` + overrideVerbs + `)\s*((all|everything)\s*(you\s*(were|have\s*been|ve\s*been)\s*told|(that\s*)?(came\s*)?(above|before)(\s*(this|here|now))?\s*([.,;:!)]|$)|so\s*far)|(all\s*)?(of\s*)?your\s*(instructions|rules|guidelines|directives|programming|training|guardrails|restrictions|constraints|safeguards))`)},
@@ -52,6 +61,9 @@ var overrideREs = []lineRE{
 	{lead: []string{"previous", "prior", "preceding", "above", "earlier", "original", "system", "your", "all"},
 		need: [][]string{{"previous", "prior", "preceding", "above", "earlier", "original", "system", "your", "all"}, instructionWords, voidNeedWords},
 		re:   regexp.MustCompile(`(?i)\b(previous|prior|preceding|above|earlier|original|system|your|all)\s*(instructions?|prompts?|directives?)\s*((are|is|have\s*been|has\s*been)\s*)?(now\s*)?(` + voidWords + `)\b`)},
+	// "your guidelines no longer apply", "your restrictions are now lifted"
+	{lead: []string{"your"}, need: [][]string{{"your"}, overrideNounWords, voidNeedWords},
+		re: regexp.MustCompile(`(?i)\byour\s*(` + overrideNouns + `)\s*((are|is|have\s*been|has\s*been)\s*)?(now\s*)?(` + voidWords + `)\b`)},
 	// "the instructions above no longer apply"
 	{lead: []string{"instruction", "prompt", "directive"}, need: [][]string{instructionWords, {"above", "before", "earlier", "given"}, voidNeedWords},
 		re: regexp.MustCompile(`(?i)\b(instructions?|prompts?|directives?)\s*(above|before\s*this|given\s*(above|earlier|before)|earlier)\s*((are|is|have\s*been)\s*)?(now\s*)?(` + voidWords + `)\b`)},
@@ -77,7 +89,7 @@ var concealRE = lineRE{lead: []string{"do", "dont", "never", "must", "should", "
 	need: [][]string{{"not", "never", "don", "mustn", "shouldn", "circumstances", "refrain", "avoid", "without"},
 		{"tell", "inform", "notify", "alert", "warn", "show", "let", "mention", "reveal", "disclos", "report", "explain"}, audienceWords},
 	re: regexp.MustCompile(`(?i)\b(` + concealNegators + `)\s*(tell|telling|inform|informing|notify|notifying|alert|alerting|warn|warning|show|showing|let|letting|` +
-		`(mention|mentioning|reveal|revealing|disclose|disclosing|report|reporting|explain|explaining)\s*((this|it|that|these|them|anything|any\s*of\s*this)\s*)?to)\s*` + audience)}
+		`(mention|mentioning|reveal|revealing|disclose|disclosing|report|reporting|explain|explaining)\s*((this|it|that|these|them|anything|any\s*of\s*this)\s*([a-z]+\s*){0,2})?to)\s*` + audience)}
 
 // concealOtherREs: "hide this from the user", "don't mention this in your
 // response", "the user must never know", "behind the user's back", "keep

@@ -16,9 +16,14 @@ import (
 const (
 	fetchers = `curl(\.exe)?|wget|fetch|aria2c|iwr|irm|invoke-webrequest|invoke-restmethod`
 	// pipeStages are the filters a download may pass through on its way
-	// to the interpreter: decoders and copies.
+	// to the interpreter: decoders and copies. The interpreter, and sudo,
+	// env or xargs before it, may be named by its path (| /bin/bash,
+	// | /usr/bin/env sh, | xargs -I{} sh -c {}).
 	pipeStages = `[^|\n]*(\|\s*(base64|tee|cat|gunzip|zcat|gzip|xz|bzip2|sed|tr|xxd|openssl|rev)\b[^|\n]*)*\|\s*` +
-		`(sudo\s+(-\S+\s+)*)?(env\s+(\S+=\S*\s+)*)?`
+		binPath + `(sudo\s+(-\S+\s+)*)?` + binPath + `(env\s+(\S+=\S*\s+)*)?` + binPath +
+		`(xargs\s+(-\S+\s+)*` + binPath + `)?`
+	// binPath is the directory part of a command named by its path.
+	binPath      = `((/[a-z0-9._-]+)*/)?`
 	shells       = `(ba|z|da|k|fi|c|tc|a|mk)?sh|pwsh|powershell|cmd`
 	interpreters = `python[0-9.]*|perl|ruby|node(js)?|php|deno|bun|lua`
 )
