@@ -145,6 +145,20 @@ func (c *cache) putHead(k headKey, repo teammem.Repo, sp teammem.Space, now time
 	c.heads[k] = cachedHead{repo: repo, space: sp, at: now}
 }
 
+// correctHead caches a head a write read under the space's lock and did
+// not move, when the cache holds another one for the space: it changes
+// nothing (nor extends the TTL) when the cache already agrees, as it does
+// for a refusal planned against the cached head itself.
+func (c *cache) correctHead(k headKey, repo teammem.Repo, sp teammem.Space, now time.Time) {
+	c.mu.RLock()
+	e, ok := c.heads[k]
+	c.mu.RUnlock()
+	if ok && e.space.ID == sp.ID && e.space.Version == sp.Version && e.space.Checksum == sp.Checksum {
+		return
+	}
+	c.putHead(k, repo, sp, now)
+}
+
 // spaceMoved forgets a space's head unless the cache already holds the
 // announced version or a later one, as after this replica's own write.
 func (c *cache) spaceMoved(k headKey, version int64) {

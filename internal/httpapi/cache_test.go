@@ -108,3 +108,35 @@ func TestStoreCacheFollowsEvents(t *testing.T) {
 		t.Fatal("a reset kept a store")
 	}
 }
+
+// TestHeadCacheCorrectedByARefusedWrite: a write refused for its base read
+// the true head under the lock; correctHead puts it over a wrong cached head
+// of the same or an older version, never over a newer one, and leaves an
+// agreeing entry (and its age) alone.
+func TestHeadCacheCorrectedByARefusedWrite(t *testing.T) {
+	c := newCache()
+	k := headKey{org: 1, repo: "o/r", scope: teammem.ScopeTeam}
+	t0 := time.Now()
+	sp := func(v int64, sum string) teammem.Space { return teammem.Space{ID: 7, Version: v, Checksum: sum} }
+	head := func(now time.Time) (teammem.Space, bool) {
+		h, ok := c.head(k, now)
+		return h.space, ok
+	}
+	c.putHead(k, teammem.Repo{}, sp(28, "sha256:wrong"), t0)
+	c.correctHead(k, teammem.Repo{}, sp(28, "sha256:right"), t0)
+	if h, _ := head(t0); h.Checksum != "sha256:right" {
+		t.Fatalf("same version, other checksum: cache holds %s", h.Checksum)
+	}
+	c.correctHead(k, teammem.Repo{}, sp(29, "sha256:new"), t0)
+	if h, _ := head(t0); h.Version != 29 {
+		t.Fatalf("older cached head not corrected: version %d", h.Version)
+	}
+	c.correctHead(k, teammem.Repo{}, sp(28, "sha256:right"), t0)
+	if h, _ := head(t0); h.Version != 29 {
+		t.Fatalf("an older head replaced a newer one: version %d", h.Version)
+	}
+	c.correctHead(k, teammem.Repo{}, sp(29, "sha256:new"), t0.Add(headTTL-time.Millisecond))
+	if _, ok := head(t0.Add(headTTL + time.Millisecond)); ok {
+		t.Fatal("an agreeing correction extended the entry's age")
+	}
+}

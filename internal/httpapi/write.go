@@ -61,12 +61,21 @@ func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.Wri
 		// a client that retries or reads sees what is there.
 		s.cache.spaceMoved(spaceHeadKey(call.Principal, call.Repo, call.Scope), math.MaxInt64)
 	}
-	if err == nil && !res.Noop() {
+	hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: res.Space.Scope, user: res.Space.UserID}
+	switch code := teammem.ErrorCode(err); {
+	case err == nil && !res.Noop():
 		// The committed head is the newest there is: the next pull or push
 		// of the space on this replica reads nothing.
-		hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: res.Space.Scope, user: res.Space.UserID}
 		s.cache.putHead(hk, res.Repo, res.Space, time.Now())
 		s.cache.spaceMoved(hk, res.Space.Version) // its store, if cached, is behind
+	case res.Space.ID != 0 && (err == nil || code == teammem.EPreconditionFailed || code == teammem.EConflict):
+		// The write changed nothing, or was refused for its base, after
+		// reading the head under the space's lock: that head is committed
+		// and as new as any. Caching it means a head this replica holds
+		// wrongly (a read that raced a write) is corrected by the first
+		// write it makes fail, instead of refusing every retry until the
+		// TTL ends (putHead never goes back to an older version).
+		s.cache.correctHead(hk, res.Repo, res.Space, time.Now())
 	}
 	return res, err
 }
