@@ -2,6 +2,7 @@ package teammem
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -42,6 +43,28 @@ func (e ProposalErasure) LikePattern() string {
 	}
 	key := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(jsonString(e.Key))
 	return "%" + key + "%"
+}
+
+// EraseProposals erases e from each of found (EraseProposal) and hands
+// every proposal it changed to put, with its changes encoded as stored;
+// it returns how many it changed. Drivers supply the SQL of put.
+func EraseProposals(found []Proposal, e ProposalErasure, put func(p Proposal, changes string) error) (int, error) {
+	n := 0
+	for _, p := range found {
+		p, ok := EraseProposal(p, e)
+		if !ok {
+			continue
+		}
+		changes, err := json.Marshal(p.Changes)
+		if err != nil {
+			return n, err
+		}
+		if err := put(p, string(changes)); err != nil {
+			return n, fmt.Errorf("erase proposal %d: %w", p.ID, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // EraseProposal returns p with the content e matches removed from its

@@ -140,21 +140,9 @@ func proposalsErase(ctx context.Context, tx pgx.Tx, orgID, spaceID int64, e team
 	if err != nil {
 		return 0, fmt.Errorf("find proposals to erase: %w", err)
 	}
-	n := 0
-	for _, p := range found {
-		p, ok := teammem.EraseProposal(p, e)
-		if !ok {
-			continue
-		}
-		changes, err := json.Marshal(p.Changes)
-		if err != nil {
-			return n, err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE proposals SET changes = $3, findings = $4 WHERE org_id = $1 AND id = $2`,
-			orgID, p.ID, string(changes), teammem.EncodeFindings(p.Findings)); err != nil {
-			return n, fmt.Errorf("erase proposal %d: %w", p.ID, interpret(err))
-		}
-		n++
-	}
-	return n, nil
+	return teammem.EraseProposals(found, e, func(p teammem.Proposal, changes string) error {
+		_, err := tx.Exec(ctx, `UPDATE proposals SET changes = $3, findings = $4 WHERE org_id = $1 AND id = $2`,
+			orgID, p.ID, changes, teammem.EncodeFindings(p.Findings))
+		return interpret(err)
+	})
 }

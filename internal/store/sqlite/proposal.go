@@ -156,21 +156,9 @@ func proposalsErase(ctx context.Context, tx *sql.Tx, orgID, spaceID int64, e tea
 	if err := rows.Err(); err != nil {
 		return 0, interpret(err)
 	}
-	n := 0
-	for _, p := range found {
-		p, ok := teammem.EraseProposal(p, e)
-		if !ok {
-			continue
-		}
-		changes, err := json.Marshal(p.Changes)
-		if err != nil {
-			return n, err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE proposals SET changes = ?, findings = ? WHERE org_id = ? AND id = ?`,
-			string(changes), teammem.EncodeFindings(p.Findings), orgID, p.ID); err != nil {
-			return n, fmt.Errorf("erase proposal %d: %w", p.ID, interpret(err))
-		}
-		n++
-	}
-	return n, nil
+	return teammem.EraseProposals(found, e, func(p teammem.Proposal, changes string) error {
+		_, err := tx.ExecContext(ctx, `UPDATE proposals SET changes = ?, findings = ? WHERE org_id = ? AND id = ?`,
+			changes, teammem.EncodeFindings(p.Findings), orgID, p.ID)
+		return interpret(err)
+	})
 }
