@@ -47,14 +47,28 @@ func testKeyCap(t *testing.T, b *bundle) {
 // testKeyCapConcurrent races many creates of one user's keys against a cap:
 // exactly the cap's worth succeed, whatever the interleaving.
 func testKeyCapConcurrent(t *testing.T, b *bundle) {
-	const max, tries = 5, 24
+	const max = 5
+	ok := raceCreates(t, teammem.EConflict, func(int) error {
+		_, err := b.store.KeyCreate(b.ctx, b.org.ID, newKeyParams(b.member.ID, max, nil))
+		return err
+	})
+	keys := must[[]teammem.APIKey](t)(b.store.KeyList(b.ctx, b.org.ID, teammem.KeyFilter{UserID: b.member.ID}))
+	if ok != max || len(keys) != max {
+		t.Fatalf("%d concurrent creates under a cap of %d: %d succeeded, %d stored", raceTries, max, ok, len(keys))
+	}
+}
+
+// raceTries is how many creates raceCreates starts at once.
+const raceTries = 24
+
+// raceCreates runs raceTries creates at once and returns how many
+// succeeded; a create may also fail with refused, the cap's error code, and
+// any other error fails the test.
+func raceCreates(t *testing.T, refused string, create func(i int) error) int {
 	var wg sync.WaitGroup
-	errs := make(chan error, tries)
-	for range tries {
-		wg.Go(func() {
-			_, err := b.store.KeyCreate(b.ctx, b.org.ID, newKeyParams(b.member.ID, max, nil))
-			errs <- err
-		})
+	errs := make(chan error, raceTries)
+	for i := range raceTries {
+		wg.Go(func() { errs <- create(i) })
 	}
 	wg.Wait()
 	close(errs)
@@ -63,13 +77,10 @@ func testKeyCapConcurrent(t *testing.T, b *bundle) {
 		switch teammem.ErrorCode(err) {
 		case "":
 			ok++
-		case teammem.EConflict:
+		case refused:
 		default:
 			t.Errorf("concurrent create: %v", err)
 		}
 	}
-	keys := must[[]teammem.APIKey](t)(b.store.KeyList(b.ctx, b.org.ID, teammem.KeyFilter{UserID: b.member.ID}))
-	if ok != max || len(keys) != max {
-		t.Fatalf("%d concurrent creates under a cap of %d: %d succeeded, %d stored", tries, max, ok, len(keys))
-	}
+	return ok
 }

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -47,29 +46,13 @@ func testStoreCap(t *testing.T, b *bundle) {
 // testStoreCapConcurrent races many creates of one org's stores against a
 // cap: exactly the cap's worth succeed, whatever the interleaving.
 func testStoreCapConcurrent(t *testing.T, b *bundle) {
-	const max, tries = 5, 24
-	var wg sync.WaitGroup
-	errs := make(chan error, tries)
-	for i := range tries {
-		wg.Go(func() {
-			_, err := b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: fmt.Sprint("s", i), MaxStores: max})
-			errs <- err
-		})
-	}
-	wg.Wait()
-	close(errs)
-	ok := 0
-	for err := range errs {
-		switch teammem.ErrorCode(err) {
-		case "":
-			ok++
-		case teammem.ETooLarge:
-		default:
-			t.Errorf("concurrent create: %v", err)
-		}
-	}
+	const max = 5
+	ok := raceCreates(t, teammem.ETooLarge, func(i int) error {
+		_, err := b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: fmt.Sprint("s", i), MaxStores: max})
+		return err
+	})
 	list := must[[]teammem.MemoryStore](t)(b.store.MemoryStoreList(b.ctx, b.org.ID, teammem.MemoryStoreFilter{Limit: 100}))
 	if ok != max || len(list) != max {
-		t.Fatalf("%d concurrent creates under a cap of %d: %d succeeded, %d stored", tries, max, ok, len(list))
+		t.Fatalf("%d concurrent creates under a cap of %d: %d succeeded, %d stored", raceTries, max, ok, len(list))
 	}
 }
