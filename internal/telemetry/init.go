@@ -52,7 +52,11 @@ type poisonRules struct {
 func (p *poisonRules) add(ids []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.ids = append(p.ids, ids...)
+	for _, id := range ids {
+		if !slices.Contains(p.ids, id) { // a second server on the same Metrics names them again
+			p.ids = append(p.ids, id)
+		}
+	}
 }
 
 func (p *poisonRules) list() []string {
