@@ -21,9 +21,13 @@ type hookSkip struct {
 	Count  int       `json:"count"`
 	Since  time.Time `json:"since"`
 	Last   time.Time `json:"last"`
-	// LoggedOn is the local date ("2006-01-02") hook.log last said so.
-	LoggedOn string `json:"logged_on,omitempty"`
+	// LoggedAt is when hook.log last said so. A rolling day, not the
+	// calendar date: hooks either side of midnight say it once.
+	LoggedAt time.Time `json:"logged_at,omitzero"`
 }
+
+// logSkipEvery is how often hook.log repeats an unexpected skip.
+const logSkipEvery = 24 * time.Hour
 
 // lifecycleState is lifecycleFile's content.
 type lifecycleState struct {
@@ -45,8 +49,8 @@ func loadLifecycle(stateDir string) lifecycleState {
 // noteParts records, under a lock, the outcome of one hook event for the
 // given parts: a skip reason adds to that part's count (a new reason
 // starts it over), "" (the part ran) clears it. It returns the parts whose
-// skip hook.log has not mentioned today, marking them as mentioned, so a
-// skip is logged at most once a day.
+// skip hook.log has not mentioned in the last 24 hours, marking them as
+// mentioned, so a skip is logged at most once a day.
 func noteParts(stateDir string, now time.Time, reasons map[string]string) (toLog []string) {
 	unlock, err := flock(filepath.Join(stateDir, lifecycleFile+".lock"), true)
 	if err != nil {
@@ -54,7 +58,6 @@ func noteParts(stateDir string, now time.Time, reasons map[string]string) (toLog
 	}
 	defer unlock()
 	st := loadLifecycle(stateDir)
-	day := now.Format(time.DateOnly)
 	changed := false
 	for part, reason := range reasons {
 		s, had := st.Skips[part]
@@ -69,8 +72,8 @@ func noteParts(stateDir string, now time.Time, reasons map[string]string) (toLog
 			}
 			s.Count++
 			s.Last = now
-			if s.LoggedOn != day {
-				s.LoggedOn = day
+			if s.LoggedAt.IsZero() || now.Sub(s.LoggedAt) >= logSkipEvery || now.Before(s.LoggedAt) {
+				s.LoggedAt = now
 				toLog = append(toLog, part)
 			}
 			st.Skips[part] = s
