@@ -5,7 +5,7 @@ package api
 import _ "embed"
 
 // OpenAPI is the content of openapi.yaml: every route the server answers,
-// its parameters, statuses and bodies. internal/httpapi tests that the
+// its parameters, statuses and bodies. internal/server/httpapi tests that the
 // router serves exactly these routes and that real responses match.
 //
 //go:embed openapi.yaml

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/store"
-	"github.com/teammem/teammem/internal/store/sqlite"
+	"github.com/teammem/teammem/internal/server/store"
+	"github.com/teammem/teammem/internal/server/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

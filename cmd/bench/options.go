@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/teammem/teammem/internal/fixtures"
+	"github.com/teammem/teammem/internal/testing/fixtures"
 )
 
 // options is the bench's configuration, from flags; zero values of the
@@ -95,7 +95,7 @@ func (o *options) flags(stderr io.Writer) (fs *flag.FlagSet, only, drivers *stri
 	fs.StringVar(&o.binDir, "bin-dir", "", "use teammem-server and teammem from this directory instead of building them")
 	fs.StringVar(&o.gitleaks, "gitleaks", "", "use this gitleaks binary instead of go install "+gitleaksModule)
 	fs.StringVar(&o.profile, "profile", "", "serve in-process and write a CPU profile per workload into this directory (numbers then include the load generator)")
-	fs.StringVar(&o.fixtures, "fixtures", "", "real-world fixtures directory (default TEAMMEM_FIXTURES, else shared/fixtures next to the module root, found by internal/fixtures)")
+	fs.StringVar(&o.fixtures, "fixtures", "", "real-world fixtures directory (default TEAMMEM_FIXTURES, else shared/fixtures next to the module root, found by internal/testing/fixtures)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temp directory")
 	fs.IntVar(&o.conns, "conns", 8, "concurrent connections of the throughput workloads")
 	fs.IntVar(&o.pushConns, "push-conns", 4, "concurrent pushers (each to its own repo)")
@@ -162,7 +162,7 @@ func (o *options) fill() {
 func (o options) want(section string) bool { return o.only == nil || o.only[section] }
 
 // fixturesDir returns the real-world fixtures directory: --fixtures, else what
-// the tests use (internal/fixtures: TEAMMEM_FIXTURES, else shared/fixtures
+// the tests use (internal/testing/fixtures: TEAMMEM_FIXTURES, else shared/fixtures
 // beside the module root). It returns "" and no error when they are absent,
 // and an error when --fixtures or TEAMMEM_FIXTURES names no directory.
 func (b *bench) fixturesDir() (string, error) {

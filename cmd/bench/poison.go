@@ -5,12 +5,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/teammem/teammem/internal/poison"
-	"github.com/teammem/teammem/internal/poison/poisontest"
+	"github.com/teammem/teammem/internal/server/poison"
+	"github.com/teammem/teammem/internal/testing/poisontest"
 )
 
 // The poisoning row (issue 21 point 8): the CPU time every poisoning rule
-// together takes per MB of adversarial input (internal/poison/poisontest:
+// together takes per MB of adversarial input (internal/testing/poisontest:
 // long runs of near-matches, many partial keywords, pathological spacing,
 // quoting, homoglyphs), and how that cost per byte grows with the input,
 // eight times the size against one: a linear check stays near 1.

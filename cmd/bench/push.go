@@ -153,7 +153,7 @@ func openSQLiteRaw(ctx context.Context, dir string, spaces int) (*sqliteRaw, err
 }
 
 // The raw baselines' pragmas: the push baseline's, and those of the store
-// (internal/store/sqlite: incremental auto-vacuum on a new file, and
+// (internal/server/store/sqlite: incremental auto-vacuum on a new file, and
 // secure_delete, which its erasure of history needs), whose checkpoints
 // the caller runs itself.
 var (

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

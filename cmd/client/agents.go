@@ -7,25 +7,25 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/agentmem"
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/client/subagentmem"
 )
 
 // agentsOutput is what `teammem agents --json` prints.
 type agentsOutput struct {
-	ConfigHome string           `json:"config_home"`
-	Project    string           `json:"project"`
-	Agents     []agentmem.Agent `json:"agents"`
+	ConfigHome string              `json:"config_home"`
+	Project    string              `json:"project"`
+	Agents     []subagentmem.Agent `json:"agents"`
 	// Applied lists the memories --apply initialized from their snapshot.
 	Applied []appliedSnapshot `json:"applied"`
 }
 
 // appliedSnapshot is one memory --apply initialized.
 type appliedSnapshot struct {
-	Type  string         `json:"agent_type"`
-	Scope agentmem.Scope `json:"scope"`
-	Dir   string         `json:"dir"`
-	agentmem.Result
+	Type  string            `json:"agent_type"`
+	Scope subagentmem.Scope `json:"scope"`
+	Dir   string            `json:"dir"`
+	subagentmem.Result
 }
 
 // agentsCmd is `teammem agents`: the listing is read-only unless --apply,
@@ -64,8 +64,8 @@ func (a *app) runAgents(apply bool) error {
 	// Claude Code looks in the directory it runs in, usually the checkout's
 	// root; a worktree has its own .claude/, so not the canonical root.
 	gitRoot, _ := memdir.FindGitRoot(loc.ProjectRoot)
-	roots := agentmem.Roots{ConfigHome: loc.ConfigHome, Project: agentmem.ProjectRoot(loc.ProjectRoot, gitRoot)}
-	agents, err := agentmem.List(roots)
+	roots := subagentmem.Roots{ConfigHome: loc.ConfigHome, Project: subagentmem.ProjectRoot(loc.ProjectRoot, gitRoot)}
+	agents, err := subagentmem.List(roots)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (a *app) runAgents(apply bool) error {
 		// Keep going past a failure so that one bad snapshot does not hold
 		// back the others; the listing below shows the state after.
 		out.Applied, failed = applySnapshots(agents)
-		if out.Agents, err = agentmem.List(roots); err != nil {
+		if out.Agents, err = subagentmem.List(roots); err != nil {
 			return err
 		}
 	}
@@ -91,14 +91,14 @@ func (a *app) runAgents(apply bool) error {
 
 // applySnapshots initializes every memory whose decision is initialize and
 // returns what it did; the error joins every failure.
-func applySnapshots(agents []agentmem.Agent) ([]appliedSnapshot, error) {
+func applySnapshots(agents []subagentmem.Agent) ([]appliedSnapshot, error) {
 	applied := []appliedSnapshot{}
 	var errs []error
 	for _, ag := range agents {
-		if ag.Decision != agentmem.DecisionInitialize || ag.Snapshot == nil {
+		if ag.Decision != subagentmem.DecisionInitialize || ag.Snapshot == nil {
 			continue
 		}
-		res, err := agentmem.Initialize(ag.Snapshot.Dir, ag.Dir)
+		res, err := subagentmem.Initialize(ag.Snapshot.Dir, ag.Dir)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s (%s): %w", ag.Type, ag.Scope, err))
 			continue
@@ -136,9 +136,9 @@ func (a *app) printAgents(o agentsOutput, applied bool) {
 	var pending, updates int
 	for _, ag := range o.Agents {
 		switch ag.Decision {
-		case agentmem.DecisionInitialize:
+		case subagentmem.DecisionInitialize:
 			pending++
-		case agentmem.DecisionUpdate:
+		case subagentmem.DecisionUpdate:
 			updates++
 		}
 	}
@@ -148,7 +148,7 @@ func (a *app) printAgents(o agentsOutput, applied bool) {
 	if updates > 0 {
 		fmt.Fprintf(w, "\n%d snapshots are newer than the memory they seeded; teammem never overwrites memory:\n", updates)
 		for _, ag := range o.Agents {
-			if ag.Decision == agentmem.DecisionUpdate {
+			if ag.Decision == subagentmem.DecisionUpdate {
 				from := ag.Snapshot.SyncedFrom
 				if from == "" {
 					from = "no recorded snapshot"

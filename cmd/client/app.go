@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
 )
 
 // app holds the process's I/O and the global flags; commands read their

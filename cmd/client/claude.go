@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/claudeproxy"
-	memsync "github.com/teammem/teammem/internal/sync"
+	"github.com/teammem/teammem/internal/client/claudeproxy"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

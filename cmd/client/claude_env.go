@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/teammem/teammem/internal/claudeproxy"
-	memsync "github.com/teammem/teammem/internal/sync"
+	"github.com/teammem/teammem/internal/client/claudeproxy"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
 // sessionPlaceholder is the CLAUDE_CODE_SESSION_ACCESS_TOKEN `teammem

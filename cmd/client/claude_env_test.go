@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	memsync "github.com/teammem/teammem/internal/sync"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
 func TestClaudeEnvComposition(t *testing.T) {

@@ -8,12 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/dream"
-	"github.com/teammem/teammem/internal/extract"
+	"github.com/teammem/teammem/internal/client/jobs/dream"
+	"github.com/teammem/teammem/internal/client/jobs/extract"
+	"github.com/teammem/teammem/internal/client/memdir"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/llm"
-	"github.com/teammem/teammem/internal/memdir"
 	"github.com/teammem/teammem/internal/secretscan"
-	memsync "github.com/teammem/teammem/internal/sync"
 )
 
 // dreamFlags are the dream command's flags; each overrides its variable.

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/teammem/teammem/internal/dream"
+	"github.com/teammem/teammem/internal/client/jobs/dream"
+	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/llm"
-	"github.com/teammem/teammem/internal/memdir"
 )
 
 // scheduledMinHours is the time gate of a scheduled dream: a nightly run

@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/llm/llmtest"
-	"github.com/teammem/teammem/internal/memdir"
-	"github.com/teammem/teammem/internal/telemetry"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/server/telemetry"
+	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
 // dreamModel is a fake Anthropic server that holds every request until

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/teammem/teammem/internal/e2etest"
+	"github.com/teammem/teammem/internal/testing/e2etest"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/fixtures"
+	"github.com/teammem/teammem/internal/testing/fixtures"
 )
 
 // TestTwoMachines syncs two clones of one repo through a real server:

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/teammem/teammem/internal/dream"
+	"github.com/teammem/teammem/internal/client/jobs/dream"
+	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/llm"
-	"github.com/teammem/teammem/internal/memdir"
 )
 
 // The lifecycle parts teammem's hooks can run next to the agent, as named

@@ -14,10 +14,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/extract"
+	"github.com/teammem/teammem/internal/client/jobs/extract"
+	"github.com/teammem/teammem/internal/client/memdir"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/llm"
-	"github.com/teammem/teammem/internal/memdir"
-	memsync "github.com/teammem/teammem/internal/sync"
 )
 
 // envExtractEvery sets the extraction throttle: run the model on every N-th

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/e2etest"
-	"github.com/teammem/teammem/internal/fixtures"
-	"github.com/teammem/teammem/internal/llm/llmtest"
+	"github.com/teammem/teammem/internal/testing/e2etest"
+	"github.com/teammem/teammem/internal/testing/fixtures"
+	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
 // extractSession is the session of the repository's transcript the extract tests read

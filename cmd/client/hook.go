@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	memsync "github.com/teammem/teammem/internal/sync"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
 // hookInput is the part of Claude Code's hook input that teammem reads;

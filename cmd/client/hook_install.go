@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
 )
 
 // hookEvents are the Claude Code events `hook install` may register, in

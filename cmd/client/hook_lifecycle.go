@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/teammem/teammem/internal/memdir"
-	"github.com/teammem/teammem/internal/sessionmem"
+	"github.com/teammem/teammem/internal/client/jobs/sessionmem"
+	"github.com/teammem/teammem/internal/client/memdir"
 )
 
 // The Claude Code hook events teammem reads, as its hooks reference

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/llm/llmtest"
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
 // hook runs `teammem hook` on the machine with input on stdin, from a

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
 )
 
 // lifecycleFile keeps, in the local state dir, which parts the hooks

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/llm/llmtest"
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
 // installedEvents returns the events whose hooks run a teammem command,

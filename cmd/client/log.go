@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
 )
 
 // maxLogInput bounds a log entry read from stdin.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	memsync "github.com/teammem/teammem/internal/sync"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
 // loginCmd is `teammem login`: check the key with GET /v1/me (unless

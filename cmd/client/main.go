@@ -30,7 +30,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	memsync "github.com/teammem/teammem/internal/sync"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/teammem/teammem/internal/memdir"
-	memsync "github.com/teammem/teammem/internal/sync"
+	"github.com/teammem/teammem/internal/client/memdir"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/e2etest"
-	"github.com/teammem/teammem/internal/testpg"
+	"github.com/teammem/teammem/internal/testing/e2etest"
+	"github.com/teammem/teammem/internal/testing/testpg"
 )
 
 // restartable is a teammem-server that stops and starts again at the same

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/memdir"
-	"github.com/teammem/teammem/internal/sessionmem"
+	"github.com/teammem/teammem/internal/client/jobs/sessionmem"
+	"github.com/teammem/teammem/internal/client/memdir"
 )
 
 // sessionMemoryFlags are the flags of `teammem session-memory`.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/llm/llmtest"
-	"github.com/teammem/teammem/internal/memdir"
-	"github.com/teammem/teammem/internal/sessionmem"
+	"github.com/teammem/teammem/internal/client/jobs/sessionmem"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
 // notesSession is the session of testdata/session.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	memsync "github.com/teammem/teammem/internal/sync"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

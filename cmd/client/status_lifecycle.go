@@ -14,12 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/teammem/teammem/internal/dream"
-	"github.com/teammem/teammem/internal/extract"
+	"github.com/teammem/teammem/internal/client/jobs/dream"
+	"github.com/teammem/teammem/internal/client/jobs/extract"
+	"github.com/teammem/teammem/internal/client/jobs/sessionmem"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/client/transcript"
 	"github.com/teammem/teammem/internal/llm"
-	"github.com/teammem/teammem/internal/memdir"
-	"github.com/teammem/teammem/internal/sessionmem"
-	"github.com/teammem/teammem/internal/transcript"
 )
 
 // statusJSON is what `status --json` prints: the sync status, then the

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/e2etest"
+	"github.com/teammem/teammem/internal/testing/e2etest"
 )
 
 // TestWatchSuppressesAfterPermanentFailure fills a space past the server's

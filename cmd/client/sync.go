@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
+	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/secretscan"
-	memsync "github.com/teammem/teammem/internal/sync"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

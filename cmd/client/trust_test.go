@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/llm/llmtest"
-	"github.com/teammem/teammem/internal/memdir"
+	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
 // treeState is every file below dir with its content and mtime, to show

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

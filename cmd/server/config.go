@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -13,7 +13,7 @@ func TestServerDoesNotLinkModelSDKs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/anthropics/", "github.com/openai/", "github.com/teammem/teammem/internal/llm", "github.com/teammem/teammem/internal/agent"} {
+		for _, banned := range []string{"github.com/anthropics/", "github.com/openai/", "github.com/teammem/teammem/internal/llm", "github.com/teammem/teammem/internal/client/jobs/agent"} {
 			if strings.HasPrefix(dep, banned) {
 				t.Errorf("teammem-server links %s", dep)
 			}

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/teammem/teammem/internal/e2etest"
+	"github.com/teammem/teammem/internal/testing/e2etest"
 	"io"
 	"net/http"
 	"net/url"
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/testpg"
+	"github.com/teammem/teammem/internal/testing/testpg"
 )
 
 // serverBin is the teammem-server binary built once for the package.

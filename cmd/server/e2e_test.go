@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/teammem/teammem/internal/httpapi"
 	"github.com/teammem/teammem/internal/secretscan"
+	"github.com/teammem/teammem/internal/server/httpapi"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/teammem/teammem/internal/httpapi"
+	"github.com/teammem/teammem/internal/server/httpapi"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/teammem/teammem/internal/console"
+	"github.com/teammem/teammem/internal/server/console"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/poison"
+	"github.com/teammem/teammem/internal/server/poison"
 )
 
 // The dashboards are proven against a real Prometheus (design §10): it

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/testpg"
+	"github.com/teammem/teammem/internal/testing/testpg"
 )
 
 // Phases of the outage test. A request is counted in the phase in which it

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
-	"github.com/teammem/teammem/internal/testpg"
+	"github.com/teammem/teammem/internal/testing/testpg"
 )
 
 // replicaSet is three server processes sharing one Postgres database, each

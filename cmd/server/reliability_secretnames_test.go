@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/secretscan/secrettest"
+	"github.com/teammem/teammem/internal/testing/secrettest"
 )
 
 // TestReliabilitySecretNamesNeverStored runs the built server on every

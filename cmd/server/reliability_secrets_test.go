@@ -16,10 +16,10 @@ import (
 	"github.com/zricethezav/gitleaks/v8/config"
 	_ "modernc.org/sqlite" // registers "sqlite" for reading the database file back
 
-	"github.com/teammem/teammem/internal/e2etest"
-	"github.com/teammem/teammem/internal/fixtures"
-	"github.com/teammem/teammem/internal/secretscan/secrettest"
-	"github.com/teammem/teammem/internal/store"
+	"github.com/teammem/teammem/internal/server/store"
+	"github.com/teammem/teammem/internal/testing/e2etest"
+	"github.com/teammem/teammem/internal/testing/fixtures"
+	"github.com/teammem/teammem/internal/testing/secrettest"
 )
 
 // secretSample is one true-positive secret sample and the token that stands
@@ -46,7 +46,7 @@ func longestToken(s string) string {
 }
 
 // testdataSecretSamples returns the repository's own true positives
-// (internal/secretscan/secrettest), the same samples internal/secretscan's
+// (internal/testing/secrettest), the same samples internal/secretscan's
 // tests check the scanner finds.
 func testdataSecretSamples() []secretSample {
 	var out []secretSample

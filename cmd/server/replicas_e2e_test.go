@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/testpg"
+	"github.com/teammem/teammem/internal/testing/testpg"
 )
 
 // TestReplicasAnnounceEachOther runs two server processes on one Postgres

@@ -12,13 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/teammem/teammem/internal/events"
-	"github.com/teammem/teammem/internal/httpapi"
 	"github.com/teammem/teammem/internal/secretscan"
-	"github.com/teammem/teammem/internal/store"
-	"github.com/teammem/teammem/internal/store/postgres"
+	"github.com/teammem/teammem/internal/server/events"
+	"github.com/teammem/teammem/internal/server/httpapi"
+	"github.com/teammem/teammem/internal/server/store"
+	"github.com/teammem/teammem/internal/server/store/postgres"
+	"github.com/teammem/teammem/internal/server/telemetry"
 	"github.com/teammem/teammem/internal/teammem"
-	"github.com/teammem/teammem/internal/telemetry"
 )
 
 // Main is the running server: configuration, store, API and listeners.

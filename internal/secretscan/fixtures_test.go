@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/fixtures"
-	"github.com/teammem/teammem/internal/secretscan/secrettest"
+	"github.com/teammem/teammem/internal/testing/fixtures"
+	"github.com/teammem/teammem/internal/testing/secrettest"
 )
 
 // sample is one fixture string and the rule it is about.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/teammem/teammem/internal/secretscan/secrettest"
+	"github.com/teammem/teammem/internal/testing/secrettest"
 )
 
 // split puts sep into tok after its first n bytes.

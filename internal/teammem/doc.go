@@ -5,6 +5,6 @@
 // rendering, and the Store interface the database drivers implement.
 //
 // It performs no I/O and imports no database, HTTP or scanner package; a test
-// enforces that. Adapters live around it: internal/store drivers below the
-// Store interface, internal/httpapi and cmd/* above it.
+// enforces that. Adapters live around it: internal/server/store drivers below the
+// Store interface, internal/server/httpapi and cmd/* above it.
 package teammem

@@ -6,7 +6,7 @@ import (
 )
 
 // Error codes form the closed set every failure is reported with. Each
-// comment names the HTTP status internal/httpapi maps it to.
+// comment names the HTTP status internal/server/httpapi maps it to.
 const (
 	EInvalid            = "invalid"             // 400: the request is malformed or breaks a rule
 	EUnauthorized       = "unauthorized"        // 401: no usable credential

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/fixtures"
+	"github.com/teammem/teammem/internal/testing/fixtures"
 )
 
 // testdataMemdir is the repository's own memory directory: an index mixing prose sections
@@ -19,7 +19,7 @@ import (
 var testdataMemdir = filepath.Join("testdata", "memory")
 
 // mustFixtureMemdir returns the real-world memory directory, skipping the test when the
-// fixtures are absent (see internal/fixtures).
+// fixtures are absent (see internal/testing/fixtures).
 func mustFixtureMemdir(tb testing.TB) string {
 	tb.Helper()
 	return fixtures.Path(tb, "memdirs", "4444J99__application-pipeline", ".claude", "memory")

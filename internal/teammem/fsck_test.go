@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/teammem/teammem/internal/store/sqlite"
+	"github.com/teammem/teammem/internal/server/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/store/sqlite"
+	"github.com/teammem/teammem/internal/server/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

@@ -4,7 +4,7 @@ import "encoding/json"
 
 // Poisoning checks (issue 15 point 4): team memory is loaded into every
 // teammate's agent, so a team write is checked for text that tries to steer
-// the agent. The heuristics live in internal/poison; this file holds what the
+// the agent. The heuristics live in internal/server/poison; this file holds what the
 // write path needs of them.
 
 // PoisonFinding is one heuristic hit in an entry: the rule, its label, the

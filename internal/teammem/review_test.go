@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// fakePoison flags content holding "EVIL" (a test double for internal/poison,
+// fakePoison flags content holding "EVIL" (a test double for internal/server/poison,
 // which this package may not import).
 func fakePoison(key, content string) []PoisonFinding {
 	if strings.Contains(content, "EVIL") {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/teammem/teammem/internal/store/sqlite"
+	"github.com/teammem/teammem/internal/server/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
 )
 

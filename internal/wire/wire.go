@@ -1,6 +1,6 @@
 // Package wire is the JSON contract of the native /v1 API: the request and
 // response bodies exactly as they travel, declared once and imported by
-// both the server (internal/httpapi) and the client (internal/sync), so the
+// both the server (internal/server/httpapi) and the client (internal/client/memsync), so the
 // two cannot drift apart. api/openapi.yaml describes the same shapes for
 // everyone else; the server's spec tests check that they agree.
 //
@@ -9,7 +9,7 @@
 // renamed or removed; new ones are added (and documented in the spec), and
 // both sides ignore fields they do not know. The Claude Code compatible
 // endpoint (/api/claude_code/team_memory) speaks Claude Code's dialect and
-// keeps its own types in internal/httpapi.
+// keeps its own types in internal/server/httpapi.
 package wire
 
 import (
