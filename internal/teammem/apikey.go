@@ -29,14 +29,11 @@ func (k APIKey) Usable(now time.Time) bool {
 	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
 }
 
-// TooManyKeysCode is the details.error_code of TooManyKeys.
-const TooManyKeysCode = "too_many_keys"
-
 // TooManyKeys is the EConflict (409) of a key create refused because its
 // user already holds max active keys: revoking one makes room.
 func TooManyKeys(max int) error {
 	return Errorf(EConflict, "the user already has %d active keys, the most allowed (TEAMMEM_MAX_KEYS_PER_USER); revoke one first", max).
-		WithDetails(map[string]any{"error_code": TooManyKeysCode, "max_keys_per_user": max})
+		WithReason(ReasonTooManyKeys).WithDetails(map[string]any{"max_keys_per_user": max})
 }
 
 // MinKeyLength is the shortest key string accepted, for generated keys and

@@ -168,7 +168,7 @@ func commitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce
 		next.Version, next.UpdatedAt = space.Version+1, early.at
 		next.Checksum, next.EntryCount, next.TotalBytes = early.sum, early.count, early.bytes
 		if space.Archived && !deletesOnly(changes) {
-			return space, Errorf(EInvalid, MsgArchived)
+			return space, StoreArchived()
 		}
 	} else {
 		heads, cached := cache.Get(space)
@@ -181,7 +181,7 @@ func commitWrite(ctx context.Context, tx WriteTx, cache *HeadsCache, canAnnounce
 		if err == nil && space.Archived && !deletesOnly(changes) {
 			// Checked under the lock the archive takes too: a write that
 			// loaded the store before it was archived cannot land after.
-			err = Errorf(EInvalid, MsgArchived)
+			err = StoreArchived()
 		}
 		if err != nil || len(changes) == 0 {
 			if err == nil && !cached {

@@ -85,3 +85,12 @@ func TestWriterKeyNames(t *testing.T) {
 		t.Fatalf("with the scanner down: %v, %+v", err, res)
 	}
 }
+
+// TestWithholdKeepsReason: a refusal cleared of the secret its key holds
+// is still the same refusal, for the clients and the metrics.
+func TestWithholdKeepsReason(t *testing.T) {
+	err := teammem.WithholdSecrets(fakeScanner{}, teammem.Org{}, teammem.EntryTooLarge("SECRET.md", 10, 5))
+	if d := teammem.ErrorDetails(err); teammem.ErrorReason(err) != teammem.ReasonEntryTooLarge || d["key"] != nil || d["max_entry_bytes"] != 5 {
+		t.Fatalf("withheld: %v (%v) %v", err, teammem.ErrorReason(err), d)
+	}
+}

@@ -120,6 +120,12 @@ const (
 	MsgArchived        = "cannot modify archived resource: this memory store is archived"
 )
 
+// StoreArchived is the refusal of a change to an archived memory store:
+// EInvalid with MsgArchived, the message the memory stores' clients know.
+func StoreArchived() *Error {
+	return &Error{Code: EInvalid, Message: MsgArchived, Reason: ReasonArchived}
+}
+
 // MemoryKey checks a memory path by the API's rules and returns the entry
 // key it names, or EInvalid with the API's message.
 func MemoryKey(path string) (string, error) {
@@ -220,15 +226,12 @@ const (
 	MaxStoresPerOrgCeiling = 100000
 )
 
-// TooManyStoresCode is the error_code of TooManyStores.
-const TooManyStoresCode = "memory_store_limit_reached"
-
 // TooManyStores is the refusal of a create over the org's store cap:
 // ETooLarge, which the memory stores answer as Anthropic's 400
 // invalid_request_error.
 func TooManyStores(max int) error {
 	return Errorf(ETooLarge, "the organization has reached its limit of %d memory stores; delete one before creating another", max).
-		WithDetails(map[string]any{"error_code": TooManyStoresCode, "max_stores_per_org": max})
+		WithReason(ReasonTooManyStores).WithDetails(map[string]any{"max_stores_per_org": max})
 }
 
 // MemoryStoreUpdateParams changes an API store; nil fields stay as they are.

@@ -40,16 +40,16 @@ func (p PoisoningPolicy) Valid() bool {
 }
 
 // PoisonRejected is the refusal of a write under poisoning: reject. It is
-// EInvalid (a 400, like any content the server will not take) with the
-// findings in the details under error_code team_memory_poisoning_detected;
-// the secret policy's refusal has its own code because Claude Code parses it.
+// EInvalid (a 400, like any content the server will not take) with
+// ReasonPoisoningDetected and the findings in the details; the secret
+// policy's refusal has its own code because Claude Code parses it.
 func PoisonRejected(found []PoisonFinding) *Error {
 	paths := map[string]bool{}
 	for _, f := range found {
 		paths[f.Path] = true
 	}
 	return Errorf(EInvalid, "%d entries look like instructions aimed at the agent or hidden data (poisoning checks); nothing was written", len(paths)).
-		WithDetails(map[string]any{"error_code": "team_memory_poisoning_detected", "findings": found})
+		WithReason(ReasonPoisoningDetected).WithDetails(map[string]any{"findings": found})
 }
 
 // PoisonRuleIDs lists the distinct rule ids of findings, in order of appearance.

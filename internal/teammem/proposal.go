@@ -133,11 +133,11 @@ func sameChanges(a, b []ProposedChange) bool {
 }
 
 // HeldError is the refusal a dialect without a notion of proposals (the
-// memory stores) returns for a held write: EInvalid with ScreenedMessage,
-// the proposal's id in the details.
+// memory stores) returns for a held write: EInvalid with ScreenedMessage
+// and ReasonHeldForReview, the proposal's id in the details.
 func (p Proposal) HeldError() *Error {
-	return (&Error{Code: EInvalid, Message: ScreenedMessage}).WithDetails(map[string]any{
-		"error_code": "team_memory_held_for_review", "proposal_id": p.ID, "reason": p.Reason})
+	return &Error{Code: EInvalid, Message: ScreenedMessage, Reason: ReasonHeldForReview,
+		Details: map[string]any{"proposal_id": p.ID, "reason": p.Reason}}
 }
 
 // ProposalFilter narrows and pages ProposalList.

@@ -30,7 +30,7 @@ func TestPlanPoisoning(t *testing.T) {
 	}
 	in.PoisonReject = true
 	_, _, err = Plan(req, in)
-	if ErrorCode(err) != EInvalid || ErrorDetails(err)["error_code"] != "team_memory_poisoning_detected" {
+	if ErrorCode(err) != EInvalid || ErrorReason(err) != ReasonPoisoningDetected {
 		t.Fatalf("reject: %v", err)
 	}
 	if _, _, err = Plan(WriteRequest{Upserts: []Upsert{{Key: "b.md", Content: "fine"}}}, in); err != nil {

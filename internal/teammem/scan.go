@@ -230,5 +230,5 @@ func WithholdSecrets(sc SecretScanner, org Org, err error) error {
 	if len(found) == 0 {
 		return err
 	}
-	return (&Error{Code: te.Code, Message: msg}).WithDetails(details)
+	return &Error{Code: te.Code, Message: msg, Reason: te.Reason, Details: details}
 }

@@ -181,17 +181,21 @@ func ValidateWrite(req WriteRequest, l Limits) error {
 
 // EntryTooLarge is the 413 for an entry over the size cap.
 func EntryTooLarge(key string, size, max int) *Error {
-	return Errorf(ETooLarge, "entry %q is %d bytes, over the limit of %d", key, size, max).WithDetails(map[string]any{
-		"error_code": "team_memory_entry_too_large", "key": key, "size": size, "max_entry_bytes": max,
-	})
+	return Errorf(ETooLarge, "entry %q is %d bytes, over the limit of %d", key, size, max).WithReason(ReasonEntryTooLarge).
+		WithDetails(map[string]any{"key": key, "size": size, "max_entry_bytes": max})
 }
 
 // TooManyEntries is the 413 for a space that would exceed its entry cap, in
 // the shape the Claude Code client parses.
 func TooManyEntries(max, received int) *Error {
-	return Errorf(ETooLarge, "the space would hold %d entries, over the limit of %d", received, max).WithDetails(map[string]any{
-		"error_code": "team_memory_too_many_entries", "max_entries": max, "received_entries": received,
-	})
+	return Errorf(ETooLarge, "the space would hold %d entries, over the limit of %d", received, max).WithReason(ReasonTooManyEntries).
+		WithDetails(map[string]any{"max_entries": max, "received_entries": received})
+}
+
+// BodyTooLarge is the 413 for a request body over the server's limit.
+func BodyTooLarge(limit int64) *Error {
+	return Errorf(ETooLarge, "request body is over the limit of %d bytes", limit).WithReason(ReasonBodyTooLarge).
+		WithDetails(map[string]any{"max_body_bytes": limit})
 }
 
 // PlanInput is everything Plan needs besides the request.
@@ -278,7 +282,7 @@ func Plan(req WriteRequest, in PlanInput) ([]EntryChange, WriteResult, error) {
 	}
 	if len(rejected) > 0 {
 		return nil, WriteResult{}, Errorf(ESecretDetected, "%d entries contain secrets; nothing was written", countPaths(rejected)).
-			WithDetails(map[string]any{"error_code": "team_memory_secret_detected", "skippedSecrets": rejected})
+			WithReason(ReasonSecretDetected).WithDetails(map[string]any{"skippedSecrets": rejected})
 	}
 	if in.PoisonReject && len(res.Findings) > 0 {
 		return nil, WriteResult{}, PoisonRejected(res.Findings)

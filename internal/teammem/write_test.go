@@ -141,7 +141,7 @@ func TestPlanErrorDetails(t *testing.T) {
 	in := planIn(heads("a=1", "b=2"))
 	_, _, err := Plan(WriteRequest{Upserts: []Upsert{{Key: "c", Content: "3"}, {Key: "d", Content: "4"}}}, in)
 	d := ErrorDetails(err)
-	if d["error_code"] != "team_memory_too_many_entries" || d["max_entries"] != 3 || d["received_entries"] != 4 {
+	if ErrorReason(err) != ReasonTooManyEntries || d["max_entries"] != 3 || d["received_entries"] != 4 {
 		t.Fatalf("413 details = %v", d)
 	}
 	_, _, err = Plan(WriteRequest{IfMatch: "x", Upserts: []Upsert{{Key: "a", Content: "2"}}}, in)
@@ -158,7 +158,7 @@ func TestPlanErrorDetails(t *testing.T) {
 func TestValidateWrite(t *testing.T) {
 	l := Limits{MaxEntries: 10, MaxEntryBytes: 5}
 	if err := ValidateWrite(WriteRequest{Upserts: []Upsert{{Key: "a", Content: "123456"}}}, l); ErrorCode(err) != ETooLarge ||
-		ErrorDetails(err)["key"] != "a" || ErrorDetails(err)["error_code"] != "team_memory_entry_too_large" {
+		ErrorDetails(err)["key"] != "a" || ErrorReason(err) != ReasonEntryTooLarge {
 		t.Fatalf("oversized entry: %v", err)
 	}
 	if err := ValidateWrite(WriteRequest{Upserts: []Upsert{{Key: "a"}}, Deletes: []Delete{{Key: "a"}}}, l); ErrorCode(err) != EInvalid {

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
+	"maps"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -22,10 +24,78 @@ type ErrorObject struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
-// Err rebuilds the domain error the body describes, so that a client can
-// branch with teammem.ErrorCode and errors.As like the server does.
+// Err rebuilds the domain error the body describes, its reason included,
+// so that a client can branch with teammem.ErrorCode, teammem.ErrorReason
+// and errors.As like the server does.
 func (o ErrorObject) Err() *teammem.Error {
-	return &teammem.Error{Code: o.Type, Message: o.Message, Details: o.Details}
+	return &teammem.Error{Code: o.Type, Message: o.Message, Reason: o.reason(), Details: o.Details}
+}
+
+// refusals is this envelope's table of refusal reasons: the
+// details.error_code each is sent with. The Claude Code endpoint and /v1
+// answer errors in this one shape (the spec's "Errors"), so one table
+// serves both; the codes are those Claude Code's client parses. A reason
+// that has been sent without a code is named by its fixed message instead.
+var refusals = map[teammem.Reason]struct{ code, message string }{
+	teammem.ReasonTooManyEntries:    {code: "team_memory_too_many_entries"},   // 413, MaxEntries and ReceivedEntries
+	teammem.ReasonEntryTooLarge:     {code: "team_memory_entry_too_large"},    // 413, Key is over MaxEntryBytes
+	teammem.ReasonBodyTooLarge:      {code: "request_too_large"},              // 413, max_body_bytes
+	teammem.ReasonSecretDetected:    {code: "team_memory_secret_detected"},    // 422, SkippedSecrets names them
+	teammem.ReasonPoisoningDetected: {code: "team_memory_poisoning_detected"}, // 400, Findings names them
+	teammem.ReasonHeldForReview:     {code: "team_memory_held_for_review"},    // 400, proposal_id
+	teammem.ReasonTooManyStores:     {code: "memory_store_limit_reached"},     // 413, max_stores_per_org
+	teammem.ReasonTooManyKeys:       {code: "too_many_keys"},                  // 409, max_keys_per_user
+	teammem.ReasonArchived:          {message: teammem.MsgArchived},           // 400
+}
+
+// reasonByCode is refusals read backwards.
+var reasonByCode = func() map[string]teammem.Reason {
+	m := map[string]teammem.Reason{}
+	for r, f := range refusals {
+		if f.code != "" {
+			m[f.code] = r
+		}
+	}
+	return m
+}()
+
+// RefusalCode returns the details.error_code a refusal for reason is sent
+// with, "" when it has none.
+func RefusalCode(reason teammem.Reason) string { return refusals[reason].code }
+
+// RefusalReason returns the reason a details.error_code names, ReasonNone
+// for any other string.
+func RefusalReason(code string) teammem.Reason { return reasonByCode[code] }
+
+// ErrorDetails returns the details of err's error body: the *teammem.Error's
+// details with the error_code of its reason, when that has one.
+func ErrorDetails(err error) map[string]any {
+	var te *teammem.Error
+	if !errors.As(err, &te) {
+		return nil
+	}
+	code := RefusalCode(te.Reason)
+	if code == "" {
+		return te.Details
+	}
+	d := make(map[string]any, len(te.Details)+1)
+	maps.Copy(d, te.Details)
+	d["error_code"] = code
+	return d
+}
+
+// reason is the refusal reason the body names, by its error_code or, for a
+// reason sent without one, by its message.
+func (o ErrorObject) reason() teammem.Reason {
+	if code, _ := o.Details["error_code"].(string); code != "" {
+		return RefusalReason(code)
+	}
+	for r, f := range refusals {
+		if f.code == "" && f.message == o.Message {
+			return r
+		}
+	}
+	return teammem.ReasonNone
 }
 
 // DecodeDetails decodes details (as a decoded ErrorObject holds them) into
@@ -92,20 +162,11 @@ func (d ForbiddenDetails) Map() map[string]any {
 	return m
 }
 
-// The error_code values in the details of a write the server refused for
-// what one of its entries holds (the same codes the Claude Code endpoint
-// sends).
-const (
-	ErrorSecretDetected    = "team_memory_secret_detected"    // 422: secrets under the reject policy; SkippedSecrets names them
-	ErrorPoisoningDetected = "team_memory_poisoning_detected" // 400: poisoning findings under poisoning: reject; Findings names them
-	ErrorEntryTooLarge     = "team_memory_entry_too_large"    // 413: Key is over MaxEntryBytes
-)
-
 // RefusedDetails are the details of a write refused for what one or more
-// of its entries hold (ErrorCode is one of the Error constants above), so
-// that a client can name each refused file and its reason.
+// of its entries hold (teammem.ReasonSecretDetected,
+// ReasonPoisoningDetected or ReasonEntryTooLarge), so that a client can
+// name each refused file and its reason.
 type RefusedDetails struct {
-	ErrorCode      string                  `json:"error_code"`
 	SkippedSecrets []teammem.SkippedSecret `json:"skippedSecrets,omitempty"`
 	Findings       []teammem.PoisonFinding `json:"findings,omitempty"`
 	Key            string                  `json:"key,omitempty"`

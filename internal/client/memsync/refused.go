@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
 
@@ -27,20 +28,20 @@ func refusedUpserts(err error, upserts []BatchUpsert) []Skip {
 		return slices.ContainsFunc(upserts, func(u BatchUpsert) bool { return u.Key == key })
 	}
 	var out []Skip
-	switch d.ErrorCode {
-	case wire.ErrorSecretDetected:
+	switch ae.Err.Reason { // rebuilt from the body by wire.ErrorObject.Err
+	case teammem.ReasonSecretDetected:
 		for _, s := range d.SkippedSecrets {
 			if sent(s.Path) {
 				out = append(out, serverSecretSkip(s))
 			}
 		}
-	case wire.ErrorPoisoningDetected:
+	case teammem.ReasonPoisoningDetected:
 		for _, f := range d.Findings {
 			if sent(f.Path) && !slices.ContainsFunc(out, func(s Skip) bool { return s.Key == f.Path }) {
 				out = append(out, Skip{Key: f.Path, Kind: SkipPoisoning, RuleID: f.RuleID, Label: f.Label, Line: f.Line})
 			}
 		}
-	case wire.ErrorEntryTooLarge:
+	case teammem.ReasonEntryTooLarge:
 		if sent(d.Key) {
 			out = append(out, Skip{Key: d.Key, Kind: SkipTooLarge, Limit: int64(d.MaxEntryBytes)})
 		}

@@ -69,7 +69,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			w.Header().Set("Retry-After", jsonString(ra))
 		}
 	}
-	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: teammem.ErrorDetails(err)}})
+	writeJSON(w, status, wire.ErrorBody{Error: wire.ErrorObject{Type: code, Message: teammem.ErrorMessage(err), Details: wire.ErrorDetails(err)}})
 }
 
 // withhold clears an error of any secret the request carried, a key or a
@@ -109,8 +109,7 @@ func (s *Server) logText(r *http.Request, err error) string {
 func asTooLarge(err error) error {
 	var maxErr *http.MaxBytesError
 	if errors.As(err, &maxErr) {
-		return teammem.Errorf(teammem.ETooLarge, "request body is over the limit of %d bytes", maxErr.Limit).
-			WithDetails(map[string]any{"error_code": "request_too_large", "max_body_bytes": maxErr.Limit})
+		return teammem.BodyTooLarge(maxErr.Limit)
 	}
 	return err
 }

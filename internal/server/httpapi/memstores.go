@@ -125,7 +125,7 @@ func truncateID(id string) string {
 // store was loaded before and may have been archived since.
 func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequest) (teammem.WriteResult, error) {
 	if sr.store.Archived() && len(req.Upserts) > 0 {
-		return teammem.WriteResult{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+		return teammem.WriteResult{}, teammem.StoreArchived()
 	}
 	req.Explicit, req.RefuseSecrets = true, true
 	call := writeCall(r, sr.p, sr.api, sr.store.Repo.Slug, sr.store.Space.Scope, req)
@@ -151,34 +151,25 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 // forgetIfArchived drops a cached store that a refusal says was archived
 // since it was cached (elsewhere, or by a request that raced this one).
 func (s *Server) forgetIfArchived(sr *storeReq, err error) {
-	if teammem.ErrorMessage(err) == teammem.MsgArchived {
+	if teammem.ErrorReason(err) == teammem.ReasonArchived {
 		s.cache.dropStore(sr.store)
 	}
 }
 
 // storeWriteError turns the write path's refusals into the messages the
-// Claude Code client maps (reference §8).
+// Claude Code client maps (reference §8), by the stores' table of reasons.
 func storeWriteError(err error) error {
 	var te *teammem.Error
 	if !errors.As(err, &te) {
 		return err
 	}
-	switch te.Details["error_code"] {
-	case "team_memory_too_many_entries":
-		return teammem.Errorf(teammem.ETooLarge, teammem.MsgStoreFullCount).WithDetails(te.Details)
-	case "team_memory_entry_too_large":
-		if max, _ := te.Details["max_entry_bytes"].(int); max > 0 && max < teammem.MaxMemoryBytes {
-			return teammem.Errorf(teammem.ETooLarge, "content must be at most %d bytes", max).WithDetails(te.Details)
-		}
-		return teammem.Errorf(teammem.ETooLarge, teammem.MsgContentTooLarge).WithDetails(te.Details)
-	case "team_memory_secret_detected":
-		return teammem.Errorf(teammem.ESecretDetected, teammem.MsgContentSecret)
-	case "team_memory_poisoning_detected":
-		// poisoning: reject reads as a held write does: the safety check
-		// refused this file (content_screened), not the store.
-		return (&teammem.Error{Code: teammem.EInvalid, Message: teammem.ScreenedMessage}).WithDetails(te.Details)
+	msg := storeRefusals[te.Reason].message
+	if msg == nil {
+		return err
 	}
-	return err
+	c := *te
+	c.Message = msg(te)
+	return &c
 }
 
 // conflictAt is the 409 of a write whose path is taken, naming the memory

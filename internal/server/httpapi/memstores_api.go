@@ -305,7 +305,7 @@ func (s *Server) updateStore(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if sr.store.Archived() {
-		return teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+		return teammem.StoreArchived()
 	}
 	up, err := body.apply(s, sr.p.Org, sr.store.Metadata)
 	if err != nil {

@@ -105,7 +105,7 @@ func TestMemoryStoreCap(t *testing.T) {
 			t.Fatalf("over the cap: %s %q", typ, msg)
 		}
 		if d := r.JSON(t)["error"].(map[string]any); d["details"] != nil {
-			if dd, _ := d["details"].(map[string]any); dd["error_code"] != teammem.TooManyStoresCode {
+			if dd, _ := d["details"].(map[string]any); dd["error_code"] != "memory_store_limit_reached" {
 				t.Fatalf("details = %v", dd)
 			}
 		}

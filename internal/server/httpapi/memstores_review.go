@@ -77,7 +77,7 @@ func (s *Server) approveStoreChange(w http.ResponseWriter, r *http.Request, p te
 		case err != nil:
 			return err
 		case cur.Archived():
-			return teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+			return teammem.StoreArchived()
 		case cur.FieldsChecksum() != ch.Base:
 			return teammem.Errorf(teammem.EConflict, "the memory store's fields changed since proposal %d was made; reject it, or propose the change again", prop.ID)
 		}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -39,6 +40,42 @@ var storeErrorTypes = map[string]struct {
 	teammem.EInternal:           {http.StatusInternalServerError, "api_error"},
 }
 
+// storeRefusals is the memory stores' table of refusal reasons. message
+// rewrites the write path's refusal (storeWriteError) into the text Claude
+// Code's client maps to a per-file or per-store reason (reference §8); nil
+// keeps the refusal's own. status and typ, when set, replace those of its
+// code in the envelope.
+var storeRefusals = map[teammem.Reason]struct {
+	message func(*teammem.Error) string
+	status  int
+	typ     string
+}{
+	teammem.ReasonTooManyEntries: {message: constMessage(teammem.MsgStoreFullCount)},
+	teammem.ReasonEntryTooLarge:  {message: entryTooLargeMessage},
+	teammem.ReasonBodyTooLarge:   {status: http.StatusRequestEntityTooLarge, typ: "request_too_large"},
+	teammem.ReasonSecretDetected: {message: constMessage(teammem.MsgContentSecret)},
+	// poisoning: reject reads as a held write does: the safety check
+	// refused this file (content_screened), not the store.
+	teammem.ReasonPoisoningDetected: {message: constMessage(teammem.ScreenedMessage)},
+	teammem.ReasonHeldForReview:     {}, // already ScreenedMessage
+	teammem.ReasonArchived:          {}, // already MsgArchived
+	teammem.ReasonTooManyStores:     {},
+	teammem.ReasonTooManyKeys:       {},
+}
+
+func constMessage(m string) func(*teammem.Error) string {
+	return func(*teammem.Error) string { return m }
+}
+
+// entryTooLargeMessage names the org's own entry cap when it is below the
+// stores' fixed one, whose message Claude Code's client knows.
+func entryTooLargeMessage(te *teammem.Error) string {
+	if max, _ := te.Details["max_entry_bytes"].(int); max > 0 && max < teammem.MaxMemoryBytes {
+		return fmt.Sprintf("content must be at most %d bytes", max)
+	}
+	return teammem.MsgContentTooLarge
+}
+
 // storeHandle adapts a handler of the store routes: a returned error becomes
 // Anthropic's envelope.
 func (s *Server) storeHandle(fn handlerFunc) http.HandlerFunc {
@@ -71,8 +108,8 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		// the status and conflicting_*, not the SDKs' finer types.
 		t.typ = "conflict_error"
 	}
-	if details["error_code"] == "request_too_large" {
-		t.status, t.typ = http.StatusRequestEntityTooLarge, "request_too_large"
+	if sr := storeRefusals[teammem.ErrorReason(err)]; sr.status != 0 {
+		t.status, t.typ = sr.status, sr.typ
 	}
 	if code == teammem.EInternal || code == teammem.EUnavailable {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),

@@ -133,7 +133,7 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if m.Archived() {
-			return teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+			return teammem.StoreArchived()
 		}
 		call.Target = teammem.Target{Repo: m.Repo, Space: m.Space}
 	}

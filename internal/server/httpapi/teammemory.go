@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // The Claude Code team memory endpoint (design §4.1, reference §3.4): a
@@ -231,10 +232,11 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// pushOutcome names the metric outcome of a write's error.
+// pushOutcome names the metric outcome of a write's error: its reason's
+// (pushRefusals), else its code's.
 func pushOutcome(res teammem.WriteResult, err error) string {
-	if teammem.ErrorDetails(err)["error_code"] == "team_memory_poisoning_detected" {
-		return "poisoning_rejected"
+	if o := pushRefusals[teammem.ErrorReason(err)].outcome; o != "" {
+		return o
 	}
 	switch teammem.ErrorCode(err) {
 	case "":
@@ -248,14 +250,7 @@ func pushOutcome(res teammem.WriteResult, err error) string {
 	case teammem.EConflict, teammem.EPreconditionFailed:
 		return "conflict"
 	case teammem.ETooLarge:
-		switch teammem.ErrorDetails(err)["error_code"] {
-		case "team_memory_too_many_entries":
-			return "too_many_entries"
-		case "request_too_large":
-			return "request_too_large"
-		default:
-			return "entry_too_large"
-		}
+		return "entry_too_large"
 	case teammem.ESecretDetected:
 		return "secret_rejected"
 	case teammem.ERateLimited:
@@ -267,10 +262,19 @@ func pushOutcome(res teammem.WriteResult, err error) string {
 	}
 }
 
-var capByErrorCode = map[any]string{
-	"team_memory_too_many_entries": "max_entries",
-	"team_memory_entry_too_large":  "max_entry_bytes",
-	"request_too_large":            "max_body_bytes",
+// pushRefusals is the push metrics' table of refusal reasons: the outcome
+// label of a push refused for each ("": its code decides, in pushOutcome)
+// and the cap it counts as hit ("": none).
+var pushRefusals = map[teammem.Reason]struct{ outcome, cap string }{
+	teammem.ReasonTooManyEntries:    {"too_many_entries", "max_entries"},
+	teammem.ReasonEntryTooLarge:     {"entry_too_large", "max_entry_bytes"},
+	teammem.ReasonBodyTooLarge:      {"request_too_large", "max_body_bytes"},
+	teammem.ReasonSecretDetected:    {"secret_rejected", ""},
+	teammem.ReasonPoisoningDetected: {"poisoning_rejected", ""},
+	teammem.ReasonHeldForReview:     {"", ""}, // the stores' refusal of a write already counted as held
+	teammem.ReasonArchived:          {"", ""},
+	teammem.ReasonTooManyStores:     {"", ""}, // not a push
+	teammem.ReasonTooManyKeys:       {"", ""}, // not a push
 }
 
 // recordWrite turns a write's result into metrics and audit events. Secret
@@ -286,7 +290,7 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 		s.metrics.PushesSuppressed.WithLabelValues(org, "rate_limited").Inc()
 	}
 	if err != nil {
-		if c, ok := capByErrorCode[teammem.ErrorDetails(err)["error_code"]]; ok {
+		if c := pushRefusals[teammem.ErrorReason(err)].cap; c != "" {
 			s.metrics.CapsHit.WithLabelValues(org, c).Inc()
 		}
 		poisoned, _ := teammem.ErrorDetails(err)["findings"].([]teammem.PoisonFinding)
@@ -294,7 +298,10 @@ func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo
 			s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, "rejected").Inc()
 		}
 		if code := teammem.ErrorCode(err); code == teammem.ESecretDetected || code == teammem.ETooLarge || poisoned != nil {
-			details := map[string]any{"api": api, "reason": teammem.ErrorDetails(err)["error_code"]}
+			details := map[string]any{"api": api, "reason": nil} // the reason as the error body names it
+			if c := wire.RefusalCode(teammem.ErrorReason(err)); c != "" {
+				details["reason"] = c
+			}
 			if code == teammem.ESecretDetected {
 				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
 				details["rule_ids"] = teammem.RuleIDs(found)

@@ -10,6 +10,9 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // Client telemetry (design §8): clients send events named as in the
@@ -202,7 +205,10 @@ type eventSchema struct {
 // errors it reports) and teammem's own client.
 var (
 	errorTypes = []string{"no_oauth", "no_repo", "auth", "timeout", "network", "parse", "unknown", "conflict"}
-	errorCodes = []string{"team_memory_too_many_entries", "team_memory_entry_too_large", "request_too_large", "team_memory_secret_detected"}
+	// The error_code a push reports is the one the server's error body
+	// carried, for the refusals of a Claude Code push.
+	errorCodes = refusalCodes(teammem.ReasonTooManyEntries, teammem.ReasonEntryTooLarge, teammem.ReasonBodyTooLarge,
+		teammem.ReasonSecretDetected)
 	// The reference suppresses with "http_<status>", an errorType or "unknown";
 	// the statuses kept are the permanent failures this server answers.
 	suppressReasons = []string{"no_oauth", "no_repo", "unknown", "http_400", "http_401", "http_403", "http_404", "http_410", "http_413", "http_422"}
@@ -218,6 +224,15 @@ var (
 	SessionMemorySkips = []string{"disabled", "claude_code", "no_model", "no_transcript", "in_progress", "init_threshold",
 		"token_threshold", "tool_threshold", "no_change"}
 )
+
+// refusalCodes lists the error_codes of reasons, as the error body sends them.
+func refusalCodes(reasons ...teammem.Reason) []string {
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = wire.RefusalCode(r)
+	}
+	return out
+}
 
 // reasonOutcome labels an event by its bounded reason field.
 func reasonOutcome(e clientEvent) string { return e.label("reason") }
@@ -341,7 +356,7 @@ func syncOutcome(e clientEvent) string {
 		return "success"
 	}
 	switch {
-	case e.strs["error_code"] == "team_memory_too_many_entries":
+	case wire.RefusalReason(e.strs["error_code"]) == teammem.ReasonTooManyEntries:
 		return "too_many_entries"
 	case e.bools["conflict"]:
 		return "conflict"

@@ -72,3 +72,33 @@ func eventCount(t *testing.T, reg *prometheus.Registry, event, outcome string) f
 	}
 	return 0
 }
+
+// TestPushErrorCodes: a push event takes exactly the error_codes a Claude
+// Code push can be refused with, as the server's error body spells them,
+// and one over the entry cap is counted as too_many_entries.
+func TestPushErrorCodes(t *testing.T) {
+	cm := telemetry.NewClientMetrics()
+	reg := prometheus.NewRegistry()
+	if err := cm.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	for code, want := range map[string]string{
+		"team_memory_too_many_entries":   "",
+		"team_memory_entry_too_large":    "",
+		"request_too_large":              "",
+		"team_memory_secret_detected":    "",
+		"team_memory_poisoning_detected": telemetry.DropInvalid,
+		"too_many_entries":               telemetry.DropInvalid,
+	} {
+		ev := `{"name":"tengu_team_mem_sync_push","fields":{"success":false,"status":413,"error_code":"` + code + `"}}`
+		if drop := cm.Record("acme", []byte(ev)); drop != want {
+			t.Errorf("error_code %s: dropped %q, want %q", code, drop, want)
+		}
+	}
+	if got := eventCount(t, reg, "tengu_team_mem_sync_push", "too_many_entries"); got != 1 {
+		t.Errorf("too_many_entries = %v, want 1", got)
+	}
+	if got := eventCount(t, reg, "tengu_team_mem_sync_push", "failure"); got != 3 {
+		t.Errorf("failure = %v, want 3", got)
+	}
+}

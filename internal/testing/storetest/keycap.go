@@ -33,8 +33,8 @@ func testKeyCap(t *testing.T, b *bundle) {
 	}
 	_, err := b.store.KeyCreate(b.ctx, b.org.ID, newKeyParams(b.member.ID, max, nil))
 	wantCode(t, err, teammem.EConflict)
-	if d := teammem.ErrorDetails(err); d["error_code"] != teammem.TooManyKeysCode || d["max_keys_per_user"] != max {
-		t.Fatalf("refusal details = %v", d)
+	if d := teammem.ErrorDetails(err); teammem.ErrorReason(err) != teammem.ReasonTooManyKeys || d["max_keys_per_user"] != max {
+		t.Fatalf("refusal reason %v, details = %v", teammem.ErrorReason(err), d)
 	}
 	// Without a cap (the operators' CLI, bootstrap) the key is stored.
 	must[teammem.APIKey](t)(b.store.KeyCreate(b.ctx, b.org.ID, newKeyParams(b.member.ID, 0, nil)))

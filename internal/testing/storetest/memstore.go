@@ -205,7 +205,7 @@ func testArchiveOrdersWrites(t *testing.T, b *bundle) {
 	for _, changes := range [][]teammem.EntryChange{{write("a.md", "after"), write("b.md", "new")}, {del("a.md"), write("b.md", "new")}} {
 		_, err := apply(changes...)
 		wantCode(t, err, teammem.EInvalid)
-		if teammem.ErrorMessage(err) != teammem.MsgArchived {
+		if teammem.ErrorMessage(err) != teammem.MsgArchived || teammem.ErrorReason(err) != teammem.ReasonArchived {
 			t.Fatalf("write to an archived store: %v", err)
 		}
 	}

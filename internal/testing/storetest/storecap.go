@@ -24,8 +24,8 @@ func testStoreCap(t *testing.T, b *bundle) {
 	must[teammem.MemoryStore](t)(create(b.org, "b"))
 	_, err := create(b.org, "c")
 	wantCode(t, err, teammem.ETooLarge)
-	if d := teammem.ErrorDetails(err); d["error_code"] != teammem.TooManyStoresCode || d["max_stores_per_org"] != max {
-		t.Fatalf("refusal details = %v", d)
+	if d := teammem.ErrorDetails(err); teammem.ErrorReason(err) != teammem.ReasonTooManyStores || d["max_stores_per_org"] != max {
+		t.Fatalf("refusal reason %v, details = %v", teammem.ErrorReason(err), d)
 	}
 	list := must[[]teammem.MemoryStore](t)(b.store.MemoryStoreList(b.ctx, b.org.ID, teammem.MemoryStoreFilter{Limit: 100, IncludeArchived: true}))
 	if len(list) != 3 { // the repo's team space and the two stores

@@ -182,7 +182,7 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 			err := tx.QueryRow(ctx, `SELECT archived_at IS NOT NULL FROM memory_stores WHERE org_id = $1 AND space_id = $2`,
 				orgID, spaceID).Scan(&archived)
 			if err == nil && archived {
-				return teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+				return teammem.StoreArchived()
 			}
 			return teammem.Errorf(teammem.ENotFound, "not found")
 		}

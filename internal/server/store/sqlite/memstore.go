@@ -184,7 +184,7 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 		err := tx.QueryRowContext(ctx, `SELECT archived_at IS NOT NULL FROM memory_stores WHERE org_id = ? AND space_id = ?`,
 			orgID, spaceID).Scan(&archived)
 		if err == nil && archived {
-			return teammem.MemoryStore{}, teammem.Errorf(teammem.EInvalid, teammem.MsgArchived)
+			return teammem.MemoryStore{}, teammem.StoreArchived()
 		}
 		return teammem.MemoryStore{}, teammem.Errorf(teammem.ENotFound, "not found")
 	}
