@@ -23,7 +23,7 @@ func TestClientRefusesRedirects(t *testing.T) {
 		okJSON(me)(w, r)
 	}))
 	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
-		sc := &script{replies: []func(http.ResponseWriter, *http.Request){func(w http.ResponseWriter, r *http.Request) {
+		sc := &script{Replies: []func(http.ResponseWriter, *http.Request){func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, other.URL+r.URL.Path, code)
 		}}}
 		c, _ := newTestClient(t, serve(t, sc))
@@ -37,8 +37,8 @@ func TestClientRefusesRedirects(t *testing.T) {
 				t.Fatalf("%d: err %v, failure %+v", code, err, f)
 			}
 		}
-		if sc.count() != 2 {
-			t.Fatalf("%d: %d requests, want 2 (a redirect is not retried)", code, sc.count())
+		if sc.Count() != 2 {
+			t.Fatalf("%d: %d requests, want 2 (a redirect is not retried)", code, sc.Count())
 		}
 	}
 	if n := elsewhere.Load(); n != 0 {
@@ -64,23 +64,23 @@ func TestClientBoundsAnswers(t *testing.T) {
 		}
 	}
 	for _, announce := range []bool{true, false} {
-		sc := &script{replies: []func(http.ResponseWriter, *http.Request){huge(announce)}}
+		sc := &script{Replies: []func(http.ResponseWriter, *http.Request){huge(announce)}}
 		c, _ := newTestClient(t, serve(t, sc))
 		c.MaxResponse = 4 << 10
 		_, _, _, err := c.Changes(context.Background(), teammem.ScopeTeam, 0)
 		var be *BadResponseError
-		if !errors.As(err, &be) || !strings.Contains(be.Reason, "larger than") || sc.count() != 1 {
-			t.Fatalf("announce %v: %d requests, %v", announce, sc.count(), err)
+		if !errors.As(err, &be) || !strings.Contains(be.Reason, "larger than") || sc.Count() != 1 {
+			t.Fatalf("announce %v: %d requests, %v", announce, sc.Count(), err)
 		}
 	}
 	// Answers without content have a small limit of their own.
-	sc := &script{replies: []func(http.ResponseWriter, *http.Request){okJSON(map[string]string{"pad": strings.Repeat("x", smallBodyLimit)})}}
+	sc := &script{Replies: []func(http.ResponseWriter, *http.Request){okJSON(map[string]string{"pad": strings.Repeat("x", smallBodyLimit)})}}
 	c, _ := newTestClient(t, serve(t, sc))
 	if _, err := c.WhoAmI(context.Background()); FailureOf(err).Code != CodeBadResponse {
 		t.Fatalf("oversized /v1/me: %v", err)
 	}
 	// And a body that is not JSON is named as such.
-	sc = &script{replies: []func(http.ResponseWriter, *http.Request){func(w http.ResponseWriter, r *http.Request) {
+	sc = &script{Replies: []func(http.ResponseWriter, *http.Request){func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("<html>sign in</html>"))
 	}}}
 	c, _ = newTestClient(t, serve(t, sc))
@@ -97,14 +97,14 @@ func TestClientConflicts(t *testing.T) {
 		return status(409, teammem.EConflict, "conflict", map[string]any{"conflicts": []teammem.Conflict{
 			{Key: "a.md", Checksum: teammem.EntryChecksum(content), Content: content}}})
 	}
-	sc := &script{replies: []func(http.ResponseWriter, *http.Request){conflict("theirs\n")}}
+	sc := &script{Replies: []func(http.ResponseWriter, *http.Request){conflict("theirs\n")}}
 	c, _ := newTestClient(t, serve(t, sc))
 	_, err := c.Batch(context.Background(), teammem.ScopeTeam, []wire.BatchUpsert{{Key: "a.md", Content: "ours\n", Base: new(string)}}, nil)
 	var ce *ConflictError
 	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].Content != "theirs\n" || teammem.ErrorCode(err) != teammem.EConflict {
 		t.Fatalf("conflict: %v", err)
 	}
-	sc = &script{replies: []func(http.ResponseWriter, *http.Request){conflict(strings.Repeat("x", MaxEntryBytes+1))}}
+	sc = &script{Replies: []func(http.ResponseWriter, *http.Request){conflict(strings.Repeat("x", MaxEntryBytes+1))}}
 	c, _ = newTestClient(t, serve(t, sc))
 	_, err = c.Batch(context.Background(), teammem.ScopeTeam, []wire.BatchUpsert{{Key: "a.md", Content: "ours\n", Base: new(string)}}, nil)
 	if FailureOf(err).Code != CodeBadResponse {

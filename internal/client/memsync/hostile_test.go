@@ -58,7 +58,7 @@ func TestPullSkipsOversizedEntries(t *testing.T) {
 	for _, tc := range []struct {
 		announced, size, limit int
 	}{{0, 300_000, MaxFileBytes}, {1_000_000, 300_000, MaxFileBytes}, {1000, 2000, 1000}} {
-		sc := &script{replies: []func(http.ResponseWriter, *http.Request){
+		sc := &script{Replies: []func(http.ResponseWriter, *http.Request){
 			changesServer(tc.announced, upsert("big.md", strings.Repeat("x", tc.size)), upsert("fine.md", "fine\n"))}}
 		c := newTestClient(t, serve(t, sc))
 		e, mem := newTestEngine(t, c)
@@ -80,7 +80,7 @@ func TestPullSkipsOversizedEntries(t *testing.T) {
 // leaves the state where it was, so the next pull asks again.
 func TestPullRefusesHugeAnswer(t *testing.T) {
 	t.Parallel()
-	sc := &script{replies: []func(http.ResponseWriter, *http.Request){
+	sc := &script{Replies: []func(http.ResponseWriter, *http.Request){
 		changesServer(0, upsert("a.md", strings.Repeat("x", 10_000)), upsert("b.md", "b\n"))}}
 	c := newTestClient(t, serve(t, sc))
 	c.MaxResponse = 5_000
@@ -111,7 +111,7 @@ func TestPushResendAfterLostAnswer(t *testing.T) {
 		}
 		status(409, teammem.EConflict, "conflict", map[string]any{"conflicts": conflicts})(w, r)
 	}
-	sc := &script{replies: []func(http.ResponseWriter, *http.Request){status(503, teammem.EUnavailable, "lost", nil), resend}}
+	sc := &script{Replies: []func(http.ResponseWriter, *http.Request){status(503, teammem.EUnavailable, "lost", nil), resend}}
 	c := newTestClient(t, serve(t, sc))
 	e, mem := newTestEngine(t, c)
 	if err := os.WriteFile(filepath.Join(mem, "team", "a.md"), []byte("ours\n"), 0o644); err != nil {
@@ -127,7 +127,7 @@ func TestPushResendAfterLostAnswer(t *testing.T) {
 	st, _ := e.States.Load()
 	changed, deleted, _, err := e.Pending(teammem.ScopeTeam, st.Scope(teammem.ScopeTeam))
 	b, _ := os.ReadFile(filepath.Join(mem, "team", "a.md"))
-	if err != nil || len(changed)+len(deleted) != 0 || string(b) != "ours\n" || sc.count() != 2 {
-		t.Fatalf("pending %v %v (%v), file %q, %d requests", changed, deleted, err, b, sc.count())
+	if err != nil || len(changed)+len(deleted) != 0 || string(b) != "ours\n" || sc.Count() != 2 {
+		t.Fatalf("pending %v %v (%v), file %q, %d requests", changed, deleted, err, b, sc.Count())
 	}
 }
