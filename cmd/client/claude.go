@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/claudeproxy"
-	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -44,7 +44,7 @@ type nativeSession struct {
 	rec              nativeRecord // as loaded, before any hand-over
 	o                nativeOptions
 	server, key      string
-	team, personal   *memsync.MemoryStore
+	team, personal   *apiclient.MemoryStore
 	ca               *claudeproxy.CA
 	needsPlaceholder bool
 }
@@ -74,13 +74,13 @@ func (a *app) resolveNative(ctx context.Context, o nativeOptions) (*nativeSessio
 	ns := &nativeSession{sync: env, rec: rec, o: o, server: env.engine.Client.BaseURL, key: env.engine.Client.Key}
 	team, err := env.engine.Client.MemoryStore(ctx, teammem.ScopeTeam)
 	if err != nil {
-		return nil, explain("resolve the team memory store: "+memsync.FailureOf(err).Message, err)
+		return nil, explain("resolve the team memory store: "+apiclient.FailureOf(err).Message, err)
 	}
 	ns.team = &team
 	if !o.noPersonal {
 		personal, err := env.engine.Client.MemoryStore(ctx, teammem.ScopePersonal)
 		if err != nil {
-			return nil, explain("resolve the personal memory store: "+memsync.FailureOf(err).Message, err)
+			return nil, explain("resolve the personal memory store: "+apiclient.FailureOf(err).Message, err)
 		}
 		ns.personal = &personal
 	}
@@ -160,7 +160,7 @@ func (a *app) startProxy(ns *nativeSession, addr string, beforeTeammem func(cont
 	cfg := claudeproxy.Config{CA: ns.ca, Server: ns.server, Key: ns.key, Secret: secret, Legacy: ns.o.legacy,
 		Upstream: a.getenv("TEAMMEM_PROXY_UPSTREAM"), LoopbackOnly: a.getenv("TEAMMEM_PROXY_LOOPBACK_ONLY") == "1",
 		Warn: func(msg string) { fmt.Fprintln(a.stderr, msg) }, BeforeTeammem: beforeTeammem}
-	for _, ms := range []*memsync.MemoryStore{ns.team, ns.personal} {
+	for _, ms := range []*apiclient.MemoryStore{ns.team, ns.personal} {
 		if ms != nil {
 			cfg.StorePaths = append(cfg.StorePaths, ms.Path)
 		}

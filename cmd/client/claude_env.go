@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/claudeproxy"
-	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
 // sessionPlaceholder is the CLAUDE_CODE_SESSION_ACCESS_TOKEN `teammem
@@ -31,8 +31,8 @@ type claudeEnvParams struct {
 	ProxyAddr string // host:port of the proxy
 	Secret    string // the proxy's per-run secret
 	CACert    string // the CA certificate's path
-	Team      *memsync.MemoryStore
-	Personal  *memsync.MemoryStore
+	Team      *apiclient.MemoryStore
+	Personal  *apiclient.MemoryStore
 	// NeedsPlaceholder is set when the user has no Claude.ai login the
 	// stock client's sync accepts (see claudeLogin).
 	NeedsPlaceholder bool

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	memsync "github.com/teammem/teammem/internal/client/memsync"
+	"github.com/teammem/teammem/internal/client/apiclient"
 )
 
 func TestClaudeEnvComposition(t *testing.T) {
-	team := &memsync.MemoryStore{ID: "memstore_t1", Path: "/v1/memory_stores/memstore_t1"}
-	me := &memsync.MemoryStore{ID: "memstore_p1", Path: "/v1/memory_stores/memstore_p1"}
+	team := &apiclient.MemoryStore{ID: "memstore_t1", Path: "/v1/memory_stores/memstore_t1"}
+	me := &apiclient.MemoryStore{ID: "memstore_p1", Path: "/v1/memory_stores/memstore_p1"}
 	const secret = "0123456789abcdef0123456789abcdef"
 	vars := claudeEnv(claudeEnvParams{ProxyAddr: "127.0.0.1:7477", Secret: secret, CACert: "/cfg/teammem/proxy/ca.pem", Team: team, Personal: me,
 		NeedsPlaceholder: true, NoProxy: "corp.example, localhost"})

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/jobs/dream"
 	"github.com/teammem/teammem/internal/client/jobs/extract"
 	"github.com/teammem/teammem/internal/client/memdir"
-	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/llm"
 	"github.com/teammem/teammem/internal/secretscan"
 )
@@ -184,7 +184,7 @@ func (a *app) dreamTelemetry() *telemetry {
 	if err != nil {
 		return nil
 	}
-	return a.newTelemetry(&memsync.Client{BaseURL: server, Key: key})
+	return a.newTelemetry(&apiclient.Client{BaseURL: server, Key: key})
 }
 
 // printDreamSkip reports which gate stopped the dream and why.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/jobs/extract"
 	"github.com/teammem/teammem/internal/client/memdir"
-	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/llm"
 )
 
@@ -175,7 +175,7 @@ func (a *app) engineTelemetry(ctx context.Context, prefix string, run map[string
 	if err != nil {
 		return
 	}
-	tel.client = &memsync.Client{BaseURL: server, Key: key, UserAgent: "teammem-client", HTTP: &http.Client{Timeout: 10 * time.Second}}
+	tel.client = &apiclient.Client{BaseURL: server, Key: key, UserAgent: "teammem-client", HTTP: &http.Client{Timeout: 10 * time.Second}}
 	if skipReason != "" {
 		run["skip_reason"] = skipReason
 		tel.add(prefix+"_skipped", map[string]any{"reason": skipReason})

@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/teammem/teammem/internal/client/filelock"
 	memsync "github.com/teammem/teammem/internal/client/memsync"
 )
 
@@ -468,41 +468,22 @@ func (a *app) runChild(ctx context.Context, log *hookLog, limit time.Duration, a
 // and returns !ok when one already waits. release ends the turn.
 func stopSlot(dir string) (release func(), ok bool, err error) {
 	running := filepath.Join(dir, "stop-running.lock")
-	if release, err = flock(running, false); err == nil {
+	if release, err = filelock.TryLock(running); err == nil {
 		return release, true, nil
-	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+	} else if !errors.Is(err, filelock.ErrBusy) {
 		return nil, false, err
 	}
-	queued, err := flock(filepath.Join(dir, "stop-queued.lock"), false)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	queued, err := filelock.TryLock(filepath.Join(dir, "stop-queued.lock"))
+	if errors.Is(err, filelock.ErrBusy) {
 		return nil, false, nil
 	} else if err != nil {
 		return nil, false, err
 	}
 	defer queued()
-	if release, err = flock(running, true); err != nil {
+	if release, err = filelock.Lock(running); err != nil {
 		return nil, false, err
 	}
 	return release, true, nil
-}
-
-// flock takes an exclusive lock on path, waiting for it when wait is set;
-// otherwise a held lock gives EWOULDBLOCK. The kernel drops the lock if
-// the process dies.
-func flock(path string, wait bool) (release func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	how := syscall.LOCK_EX
-	if !wait {
-		how |= syscall.LOCK_NB
-	}
-	if err := syscall.Flock(int(f.Fd()), how); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { f.Close() }, nil
 }
 
 // tailBuffer keeps the last few KB written to it.

@@ -23,11 +23,8 @@ func (a *app) indexCmd() *cobra.Command {
 			"failure (exit 1), not an empty result.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loc, err := a.location()
+			loc, err := a.existingLocation()
 			if err != nil {
-				return err
-			}
-			if err := mustExist(loc.MemoryDir); err != nil {
 				return err
 			}
 			if lint {

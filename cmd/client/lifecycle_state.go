@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/filelock"
 	"github.com/teammem/teammem/internal/client/memdir"
 )
 
@@ -52,7 +53,7 @@ func loadLifecycle(stateDir string) lifecycleState {
 // skip hook.log has not mentioned in the last 24 hours, marking them as
 // mentioned, so a skip is logged at most once a day.
 func noteParts(stateDir string, now time.Time, reasons map[string]string) (toLog []string) {
-	unlock, err := flock(filepath.Join(stateDir, lifecycleFile+".lock"), true)
+	unlock, err := filelock.Lock(filepath.Join(stateDir, lifecycleFile+".lock"))
 	if err != nil {
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	memsync "github.com/teammem/teammem/internal/client/memsync"
+	"github.com/teammem/teammem/internal/client/apiclient"
 )
 
 // loginCmd is `teammem login`: check the key with GET /v1/me (unless
@@ -50,10 +50,10 @@ func (a *app) loginCmd() *cobra.Command {
 			if !skipCheck {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 15*time.Second)
 				defer cancel()
-				c := &memsync.Client{BaseURL: server, Key: key, HTTP: &http.Client{Timeout: 15 * time.Second}}
+				c := &apiclient.Client{BaseURL: server, Key: key, HTTP: &http.Client{Timeout: 15 * time.Second}}
 				me, err := c.WhoAmI(ctx)
 				if err != nil {
-					return explain(fmt.Sprintf("checking the key with %s: %s", server, memsync.FailureOf(err).Message), err)
+					return explain(fmt.Sprintf("checking the key with %s: %s", server, apiclient.FailureOf(err).Message), err)
 				}
 				who = fmt.Sprintf(" as %s in org %s", me.User.Handle, me.Org.Slug)
 			}

@@ -30,7 +30,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	memsync "github.com/teammem/teammem/internal/client/memsync"
+	"github.com/teammem/teammem/internal/client/apiclient"
 )
 
 func main() {
@@ -117,7 +117,7 @@ func exitCode(err error, a *app) int {
 // failureExit is the exit code of a failed command: 4 or 5 when a request
 // to the server failed that way, else 1.
 func failureExit(err error) int {
-	switch f := memsync.FailureOf(err); {
+	switch f := apiclient.FailureOf(err); {
 	case f.NoServer():
 		return exitNoServer
 	case f.KeyRefused():

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/memdir"
-	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -28,10 +28,10 @@ const (
 // team/teammem/ would otherwise be pulled a second time into team/, and
 // the personal space would be synced twice into the same files.
 type nativeRecord struct {
-	Server   string               `json:"server"`
-	Repo     string               `json:"repo"`
-	Team     *memsync.MemoryStore `json:"team,omitempty"`
-	Personal *memsync.MemoryStore `json:"personal,omitempty"`
+	Server   string                 `json:"server"`
+	Repo     string                 `json:"repo"`
+	Team     *apiclient.MemoryStore `json:"team,omitempty"`
+	Personal *apiclient.MemoryStore `json:"personal,omitempty"`
 }
 
 func (a *app) nativePath(loc memdir.Location) (string, error) {
@@ -80,7 +80,7 @@ func (a *app) saveNative(loc memdir.Location, rec nativeRecord) error {
 
 // store returns the record's store of scope, nil when that scope is not
 // synced natively.
-func (r nativeRecord) store(scope teammem.Scope) *memsync.MemoryStore {
+func (r nativeRecord) store(scope teammem.Scope) *apiclient.MemoryStore {
 	if scope == teammem.ScopeTeam {
 		return r.Team
 	}

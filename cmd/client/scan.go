@@ -25,11 +25,8 @@ func (a *app) scanCmd() *cobra.Command {
 		Short: "Scan the memory directory for secrets (exit 3 when any is found)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loc, err := a.location()
+			loc, err := a.existingLocation()
 			if err != nil {
-				return err
-			}
-			if err := mustExist(loc.MemoryDir); err != nil {
 				return err
 			}
 			sc, err := secretscan.New()
@@ -65,6 +62,16 @@ func (a *app) scanCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// existingLocation is the memory directory of a command that reads it
+// (scan, index): one that does not exist fails (see mustExist).
+func (a *app) existingLocation() (memdir.Location, error) {
+	loc, err := a.location()
+	if err != nil {
+		return loc, err
+	}
+	return loc, mustExist(loc.MemoryDir)
 }
 
 // mustExist fails for a memory directory that is not there: scanning or

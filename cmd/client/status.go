@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -53,8 +54,8 @@ type statusOutput struct {
 	// ServerError is why the server check failed: code unreachable (or
 	// redirect, bad_response) when no teammem server answered,
 	// unauthorized or forbidden when it refused the key.
-	ServerError *memsync.Failure `json:"server_error,omitempty"`
-	Scopes      []scopeStatus    `json:"scopes"`
+	ServerError *apiclient.Failure `json:"server_error,omitempty"`
+	Scopes      []scopeStatus      `json:"scopes"`
 	// Warnings and Excluded are what teammem refused or leaves alone (see
 	// leftAlone).
 	Warnings []string            `json:"warnings"`
@@ -92,7 +93,7 @@ func (a *app) statusCmd() *cobra.Command {
 			if serverErr == nil {
 				out.Reachable, out.User, out.Org = true, me.User.Handle, me.Org.Slug
 			} else {
-				f := memsync.FailureOf(serverErr)
+				f := apiclient.FailureOf(serverErr)
 				out.Reachable, out.ServerError = !f.NoServer(), &f
 			}
 			st, err := e.States.Load()

@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/teammem/teammem/internal/client/jobs/dream"
@@ -231,10 +229,8 @@ func (a *app) dreamGates(loc memdir.Location) dreamGates {
 			g.SessionsSince++
 		}
 	}
-	if b, err := os.ReadFile(dream.LockPath(loc.MemoryDir)); err == nil && time.Since(last) < dream.HolderStale {
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 1 && syscall.Kill(pid, 0) == nil {
-			g.LockHolder = pid
-		}
+	if pid, ok := dream.LockHolder(loc.MemoryDir); ok {
+		g.LockHolder = pid
 	}
 	return g
 }

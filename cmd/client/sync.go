@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/memdir"
 	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/secretscan"
@@ -49,7 +50,7 @@ func (a *app) newSyncEnv() (*syncEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	client := &memsync.Client{BaseURL: server, Key: key, Repo: repo, UserAgent: "teammem-client",
+	client := &apiclient.Client{BaseURL: server, Key: key, Repo: repo, UserAgent: "teammem-client",
 		HTTP: &http.Client{Timeout: 30 * time.Second}, SessionID: a.session}
 	e := &memsync.Engine{Client: client, MemoryDir: loc.MemoryDir, States: states, NewScanner: secretscan.New,
 		Native: a.nativeReason(loc)}
@@ -153,7 +154,7 @@ type scopeResult struct {
 	*memsync.Report
 	// Error is set when the scope failed; the report then holds what was
 	// done before the failure.
-	Error *memsync.Failure `json:"error,omitempty"`
+	Error *apiclient.Failure `json:"error,omitempty"`
 	// FailedStep is "pull", "push" or "sync" (neither step: the state).
 	FailedStep string `json:"failed_step,omitempty"`
 	// Pending counts local changes and deletions not on the server yet,

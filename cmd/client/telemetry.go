@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -17,7 +18,7 @@ import (
 // unless TEAMMEM_TELEMETRY=1 (or true/yes/on); events carry counts, flags
 // and rule ids — never content, paths or secrets.
 type telemetry struct {
-	client *memsync.Client
+	client *apiclient.Client
 	mu     sync.Mutex
 	events []telemetryEvent
 }
@@ -28,7 +29,7 @@ type telemetryEvent struct {
 }
 
 // newTelemetry returns nil when telemetry is off.
-func (a *app) newTelemetry(c *memsync.Client) *telemetry {
+func (a *app) newTelemetry(c *apiclient.Client) *telemetry {
 	switch strings.ToLower(strings.TrimSpace(a.getenv("TEAMMEM_TELEMETRY"))) {
 	case "1", "true", "yes", "on":
 		return &telemetry{client: c}
@@ -54,7 +55,7 @@ func (t *telemetry) syncEvents(rep *memsync.Report, pulled, pushed bool, d time.
 	failure := func(f map[string]any) map[string]any {
 		if err != nil {
 			f["errorType"] = errorType(err)
-			if s := memsync.StatusOf(err); s != 0 {
+			if s := apiclient.StatusOf(err); s != 0 {
 				f["status"] = s
 			}
 		}
@@ -86,8 +87,8 @@ func (t *telemetry) syncEvents(rep *memsync.Report, pulled, pushed bool, d time.
 // errorType is the reference's errorType of a failed sync (auth, conflict,
 // network, timeout or unknown).
 func errorType(err error) string {
-	var ue *memsync.UnreachableError
-	f := memsync.FailureOf(err)
+	var ue *apiclient.UnreachableError
+	f := apiclient.FailureOf(err)
 	switch {
 	case f.KeyRefused():
 		return "auth"
@@ -95,7 +96,7 @@ func errorType(err error) string {
 		return "conflict"
 	case errors.As(err, &ue) && ue.Timeout(), errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
-	case f.Code == memsync.CodeUnreachable:
+	case f.Code == apiclient.CodeUnreachable:
 		return "network"
 	default:
 		return "unknown"

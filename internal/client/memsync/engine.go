@@ -1,8 +1,9 @@
 // Package memsync is the client's sync engine: it keeps the memory
 // directory's team/ subdirectory in sync with the repo's team space and the
-// rest with the caller's personal space, over the /v1 API. It remembers the
-// base of every synced file, so concurrent edits merge three ways instead of
-// one side winning, and deletions travel both ways as tombstones.
+// rest with the caller's personal space, over the /v1 API (package
+// apiclient). It remembers the base of every synced file, so concurrent
+// edits merge three ways instead of one side winning, and deletions travel
+// both ways as tombstones.
 //
 // Invariants: nothing is written outside the memory directory (every key is
 // checked by memdir before use); no local edit is lost (a conflicting edit is
@@ -20,17 +21,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// MaxFileBytes is the largest file synced (the server's default entry cap).
-const MaxFileBytes = 250_000
+// MaxFileBytes is the largest file synced: the largest entry the client
+// accepts (the server's default entry cap).
+const MaxFileBytes = apiclient.MaxEntryBytes
 
 // Engine syncs one memory directory.
 type Engine struct {
-	Client    *Client
+	Client    *apiclient.Client
 	MemoryDir string
 	States    *StateStore
 	// Scanner scans files before upload; NewScanner, when set, builds it on
@@ -389,4 +392,14 @@ func (e *Engine) Overlaps(scope teammem.Scope, ss *ScopeState) []string {
 // heldSkip is a held file as Pending reports it.
 func heldSkip(key string, h HeldFile) Skip {
 	return Skip{Key: key, Kind: SkipHeldForReview, Detail: fmt.Sprintf("proposal %d", h.Proposal)}
+}
+
+// first returns the first non-empty string.
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	memsync "github.com/teammem/teammem/internal/client/memsync"
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/server/httpapi"
@@ -63,7 +64,7 @@ func newEngine(t *testing.T, url, key string) *memsync.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := &memsync.Client{BaseURL: url, Key: key, Repo: "acme/widgets", UserAgent: "test"}
+	client := &apiclient.Client{BaseURL: url, Key: key, Repo: "acme/widgets", UserAgent: "test"}
 	return &memsync.Engine{Client: client, MemoryDir: filepath.Join(t.TempDir(), "memory"), States: states}
 }
 

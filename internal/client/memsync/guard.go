@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // The mass-delete guard: one sync may delete at most max(MassDeleteFloor,
@@ -27,7 +28,7 @@ func DeleteLimit(tracked int) int {
 // they would remove more local files than the guard allows, only the
 // upserts. The held deletions are reported and remembered for status; the
 // mirror then stays at its version, so the next sync meets them again.
-func (e *Engine) guardPulledDeletes(scope teammem.Scope, ss *ScopeState, changes []RemoteEntry, rep *Report) []RemoteEntry {
+func (e *Engine) guardPulledDeletes(scope teammem.Scope, ss *ScopeState, changes []wire.Change, rep *Report) []wire.Change {
 	root, _ := e.root(scope)
 	var removing []string
 	for _, c := range changes {
@@ -45,7 +46,7 @@ func (e *Engine) guardPulledDeletes(scope teammem.Scope, ss *ScopeState, changes
 	}
 	slices.Sort(removing)
 	rep.HeldLocalDeletes, rep.DeleteLimit, ss.HeldDeletes = removing, limit, removing
-	return slices.DeleteFunc(slices.Clone(changes), func(c RemoteEntry) bool { return c.Op == "delete" })
+	return slices.DeleteFunc(slices.Clone(changes), func(c wire.Change) bool { return c.Op == "delete" })
 }
 
 // guardPushedDeletes drops a push's deletions when they are more than the

@@ -1,38 +1,11 @@
 package memsync
 
 import (
-	"encoding/json"
-	"errors"
-	"net/http"
 	"testing"
 
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
-
-// TestBatchHeldAndSession: a 202 is a HeldError carrying the proposal, and
-// the session id rides on the write.
-func TestBatchHeldAndSession(t *testing.T) {
-	var session string
-	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		session = r.Header.Get(SessionHeader)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusAccepted)
-		_ = json.NewEncoder(w).Encode(wire.HeldWrite{Status: wire.HeldStatus,
-			Proposal: teammem.Proposal{ID: 7, Reason: teammem.HeldTeamWrites}, SkippedSecrets: []teammem.SkippedSecret{}, SkippedTombstoned: []string{}})
-	}))
-	c, _ := newTestClient(t, srv)
-	c.SessionID = "5d0c2a9e-6b1f-4e3a-8c7d-2f4e6a8b0c1d"
-	empty := ""
-	_, err := c.Batch(t.Context(), teammem.ScopeTeam, []BatchUpsert{{Key: "a.md", Content: "x", Base: &empty}}, nil)
-	var held *HeldError
-	if !errors.As(err, &held) || held.Proposal.ID != 7 {
-		t.Fatalf("err = %v, want a HeldError for proposal 7", err)
-	}
-	if session != c.SessionID {
-		t.Fatalf("session header = %q", session)
-	}
-}
 
 // TestSkipHeld: a held file is not sent again while unchanged, goes again
 // once edited, and is forgotten once the server's copy caught up.
@@ -44,8 +17,8 @@ func TestSkipHeld(t *testing.T) {
 	ss.Base["approved.md"] = sum("done")
 	empty := ""
 	p := pushPlan{content: map[string]string{"same.md": "held", "edited.md": "new", "approved.md": "done"},
-		upserts: []BatchUpsert{{Key: "same.md", Content: "held", Base: &empty}, {Key: "edited.md", Content: "new", Base: &empty}},
-		deletes: []BatchDelete{{Key: "gone.md"}}}
+		upserts: []wire.BatchUpsert{{Key: "same.md", Content: "held", Base: &empty}, {Key: "edited.md", Content: "new", Base: &empty}},
+		deletes: []wire.BatchDelete{{Key: "gone.md"}}}
 	rep := &Report{}
 	skipHeld(ss, &p, rep)
 	if len(p.upserts) != 1 || p.upserts[0].Key != "edited.md" || len(p.deletes) != 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // pull brings the server's changes since the last sync to disk: a cheap
@@ -65,7 +66,7 @@ func (e *Engine) pull(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 // entry, and a deletion for every synced key the snapshot lacks. It is for
 // a client that fell behind the server's tombstone retention (410) on a
 // space that continues its history; the mass-delete guard still applies.
-func (e *Engine) snapshotChanges(ctx context.Context, scope teammem.Scope, ss *ScopeState) (Head, []RemoteEntry, error) {
+func (e *Engine) snapshotChanges(ctx context.Context, scope teammem.Scope, ss *ScopeState) (wire.SpaceHead, []wire.Change, error) {
 	head, entries, err := e.Client.Snapshot(ctx, scope)
 	if err != nil {
 		return head, nil, err
@@ -77,7 +78,7 @@ func (e *Engine) snapshotChanges(ctx context.Context, scope teammem.Scope, ss *S
 	}
 	for k, sum := range ss.Base {
 		if !live[k] {
-			entries = append(entries, RemoteEntry{Key: k, Op: "delete", Checksum: sum})
+			entries = append(entries, wire.Change{Key: k, Op: "delete", Checksum: sum})
 		}
 	}
 	return head, entries, nil
@@ -96,7 +97,7 @@ func readLocal(root, key string) (content string, exists bool, err error) {
 // local edit: an untouched file takes the server's version, a file edited
 // on both sides is merged three ways, a locally edited file deleted remotely
 // is kept (and re-uploaded by the next push).
-func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c RemoteEntry, rep *Report) error {
+func (e *Engine) applyRemote(scope teammem.Scope, ss *ScopeState, c wire.Change, rep *Report) error {
 	root, _ := e.root(scope)
 	if skip := e.refuseRemote(scope, c); skip != nil {
 		delete(ss.Foreign, c.Key)

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // MaxBatchBytes keeps each batch body under the size the stock client uses.
@@ -19,8 +21,8 @@ const maxConflictRounds = 5
 
 // pushPlan is the local side of a push: what changed since the bases.
 type pushPlan struct {
-	upserts []BatchUpsert
-	deletes []BatchDelete
+	upserts []wire.BatchUpsert
+	deletes []wire.BatchDelete
 	content map[string]string // local content by key
 }
 
@@ -40,7 +42,7 @@ func planPush(files []memdir.File, present map[string]bool, ss *ScopeState) push
 			continue
 		}
 		b := base[f.Key] // "" for a new file: create-only
-		u := BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b, Overlap: ss.Overlaps[f.Key] == f.Checksum}
+		u := wire.BatchUpsert{Key: f.Key, Content: string(f.Content), Base: &b, Overlap: ss.Overlaps[f.Key] == f.Checksum}
 		if b == "" {
 			u.Recreates = ss.Deleted[f.Key]
 		}
@@ -49,7 +51,7 @@ func planPush(files []memdir.File, present map[string]bool, ss *ScopeState) push
 	for _, k := range sortedKeys(base) {
 		if !present[k] {
 			b := base[k]
-			p.deletes = append(p.deletes, BatchDelete{Key: k, Base: &b})
+			p.deletes = append(p.deletes, wire.BatchDelete{Key: k, Base: &b})
 		}
 	}
 	return p
@@ -67,9 +69,9 @@ func sortedKeys(m map[string]string) []string {
 // batches splits upserts so each request body stays under MaxBatchBytes;
 // deletes ride with the first batch. An entry larger than the limit goes
 // alone.
-func batches(p pushPlan) [][]BatchUpsert {
-	var out [][]BatchUpsert
-	var cur []BatchUpsert
+func batches(p pushPlan) [][]wire.BatchUpsert {
+	var out [][]wire.BatchUpsert
+	var cur []wire.BatchUpsert
 	size := 64
 	for _, u := range p.upserts {
 		k, _ := json.Marshal(u.Key)
@@ -133,7 +135,7 @@ func (e *Engine) push(ctx context.Context, scope teammem.Scope, ss *ScopeState, 
 
 // pushBatch sends one batch, resolving 409s by merging and retrying.
 func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report,
-	upserts []BatchUpsert, deletes []BatchDelete, local map[string]string) error {
+	upserts []wire.BatchUpsert, deletes []wire.BatchDelete, local map[string]string) error {
 	for round := 0; ; round++ {
 		if len(upserts)+len(deletes) == 0 {
 			return nil
@@ -145,14 +147,14 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 			upserts, round = withoutKeys(upserts, refused), round-1
 			continue
 		}
-		var ce *ConflictError
+		var ce *apiclient.ConflictError
 		if errors.As(err, &ce) && round < maxConflictRounds {
 			if upserts, deletes, err = e.resolve(scope, ss, rep, ce.Conflicts, upserts, deletes, local); err != nil {
 				return err
 			}
 			continue
 		}
-		var held *HeldError
+		var held *apiclient.HeldError
 		if errors.As(err, &held) {
 			e.held(ss, rep, held.Proposal, heldSkips(rep, res, upserts), deletes)
 			return nil
@@ -167,7 +169,7 @@ func (e *Engine) pushBatch(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 // held records a batch the server held for review: each file stays as it
 // is locally, its base unchanged, and is not sent again while it holds
 // the same content.
-func (e *Engine) held(ss *ScopeState, rep *Report, p teammem.Proposal, upserts []BatchUpsert, deletes []BatchDelete) {
+func (e *Engine) held(ss *ScopeState, rep *Report, p teammem.Proposal, upserts []wire.BatchUpsert, deletes []wire.BatchDelete) {
 	if ss.Held == nil {
 		ss.Held = map[string]HeldFile{}
 	}
@@ -223,13 +225,13 @@ func skipHeld(ss *ScopeState, p *pushPlan, rep *Report) {
 // resolve merges each conflicting key with the server's current version and
 // returns the batch to retry.
 func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, conflicts []teammem.Conflict,
-	upserts []BatchUpsert, deletes []BatchDelete, local map[string]string) ([]BatchUpsert, []BatchDelete, error) {
+	upserts []wire.BatchUpsert, deletes []wire.BatchDelete, local map[string]string) ([]wire.BatchUpsert, []wire.BatchDelete, error) {
 	root, _ := e.root(scope)
 	byKey := map[string]teammem.Conflict{}
 	for _, c := range conflicts {
 		byKey[c.Key] = c
 	}
-	var nextUp []BatchUpsert
+	var nextUp []wire.BatchUpsert
 	for _, u := range upserts {
 		c, ok := byKey[u.Key]
 		if !ok {
@@ -273,9 +275,9 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 			continue // the server already has exactly this
 		}
 		sum := c.Checksum
-		nextUp = append(nextUp, BatchUpsert{Key: u.Key, Content: merged, Base: &sum, Overlap: overlap || u.Overlap})
+		nextUp = append(nextUp, wire.BatchUpsert{Key: u.Key, Content: merged, Base: &sum, Overlap: overlap || u.Overlap})
 	}
-	var nextDel []BatchDelete
+	var nextDel []wire.BatchDelete
 	for _, d := range deletes {
 		c, ok := byKey[d.Key]
 		switch {
@@ -300,7 +302,7 @@ func (e *Engine) resolve(scope teammem.Scope, ss *ScopeState, rep *Report, confl
 }
 
 // committed records what the server accepted as the new bases.
-func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res BatchResult, upserts []BatchUpsert, deletes []BatchDelete) error {
+func (e *Engine) committed(scope teammem.Scope, ss *ScopeState, rep *Report, res wire.WriteResult, upserts []wire.BatchUpsert, deletes []wire.BatchDelete) error {
 	secrets := map[string]teammem.SkippedSecret{}
 	byKeySum := map[string]teammem.SkippedSecret{} // keys holding a secret, which the report does not name
 	for _, s := range res.SkippedSecrets {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
@@ -15,8 +16,8 @@ import (
 // disk, reports each with its reason and sends the rest again, so one file
 // never holds back the others. nil: err is no such refusal (or names no
 // file of upserts), and the push fails with it as before.
-func refusedUpserts(err error, upserts []BatchUpsert) []Skip {
-	var ae *APIError
+func refusedUpserts(err error, upserts []wire.BatchUpsert) []Skip {
+	var ae *apiclient.APIError
 	if !errors.As(err, &ae) || ae.Err == nil || ae.Err.Details == nil {
 		return nil
 	}
@@ -25,7 +26,7 @@ func refusedUpserts(err error, upserts []BatchUpsert) []Skip {
 		return nil
 	}
 	sent := func(key string) bool {
-		return slices.ContainsFunc(upserts, func(u BatchUpsert) bool { return u.Key == key })
+		return slices.ContainsFunc(upserts, func(u wire.BatchUpsert) bool { return u.Key == key })
 	}
 	var out []Skip
 	switch ae.Err.Reason { // rebuilt from the body by wire.ErrorObject.Err
@@ -50,8 +51,8 @@ func refusedUpserts(err error, upserts []BatchUpsert) []Skip {
 }
 
 // withoutKeys returns upserts minus those skips name.
-func withoutKeys(upserts []BatchUpsert, skips []Skip) []BatchUpsert {
-	return slices.DeleteFunc(slices.Clone(upserts), func(u BatchUpsert) bool {
+func withoutKeys(upserts []wire.BatchUpsert, skips []Skip) []wire.BatchUpsert {
+	return slices.DeleteFunc(slices.Clone(upserts), func(u wire.BatchUpsert) bool {
 		return slices.ContainsFunc(skips, func(s Skip) bool { return s.Key == u.Key })
 	})
 }
@@ -59,7 +60,7 @@ func withoutKeys(upserts []BatchUpsert, skips []Skip) []BatchUpsert {
 // heldSkips splits a held write's upserts: those its proposal left out
 // (secrets under the skip policy, stale copies) are reported as skips, not
 // as held; the rest are returned.
-func heldSkips(rep *Report, res BatchResult, upserts []BatchUpsert) []BatchUpsert {
+func heldSkips(rep *Report, res wire.WriteResult, upserts []wire.BatchUpsert) []wire.BatchUpsert {
 	var skips []Skip
 	for _, s := range res.SkippedSecrets {
 		skips = append(skips, serverSecretSkip(s))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // The reasons a sync finds that the server's space is not a continuation of
@@ -42,7 +43,7 @@ func ResetMessage(reason string) string {
 // discontinuity returns the reason head cannot continue the history the
 // mirror synced, or "" when it can. A mirror that never synced anything
 // continues any space.
-func discontinuity(ss *ScopeState, head Head) string {
+func discontinuity(ss *ScopeState, head wire.SpaceHead) string {
 	switch {
 	case ss.Version == 0 && len(ss.Base) == 0:
 		return ""
@@ -63,7 +64,7 @@ func discontinuity(ss *ScopeState, head Head) string {
 // server's history since then continues the one the client saw. A restored
 // backup that was written to again fails this even when its version has
 // caught up.
-func leadsTo(ss *ScopeState, changes []RemoteEntry, head Head) bool {
+func leadsTo(ss *ScopeState, changes []wire.Change, head wire.SpaceHead) bool {
 	sums := make(map[string]string, len(ss.Base)+len(ss.Foreign)+len(changes))
 	maps.Copy(sums, ss.Base)
 	maps.Copy(sums, ss.Foreign)
@@ -114,7 +115,7 @@ func (e *Engine) reconcile(ctx context.Context, scope teammem.Scope, ss *ScopeSt
 
 // adopt takes one entry of a reconciling snapshot as the new base of its
 // key, bringing the local file up to it without losing a local line.
-func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r RemoteEntry, rep *Report) error {
+func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r wire.Change, rep *Report) error {
 	if skip := e.refuseRemote(scope, r); skip != nil {
 		return e.skipRemote(ss, r, rep, *skip)
 	}
@@ -146,7 +147,7 @@ func (e *Engine) adopt(scope teammem.Scope, ss *ScopeState, r RemoteEntry, rep *
 
 // refuseRemote returns why an entry from the server must not be written
 // here, or nil when it may be.
-func (e *Engine) refuseRemote(scope teammem.Scope, r RemoteEntry) *Skip {
+func (e *Engine) refuseRemote(scope teammem.Scope, r wire.Change) *Skip {
 	if err := e.keyAllowed(scope, r.Key); err != nil {
 		return &Skip{Key: r.Key, Kind: SkipRefusedKey, Detail: teammem.ErrorMessage(err)}
 	}
@@ -162,7 +163,7 @@ func (e *Engine) refuseRemote(scope teammem.Scope, r RemoteEntry) *Skip {
 
 // skipRemote reports an entry from the server that is not mirrored here and
 // remembers it as foreign, so the client still knows the server holds it.
-func (e *Engine) skipRemote(ss *ScopeState, r RemoteEntry, rep *Report, skip Skip) error {
+func (e *Engine) skipRemote(ss *ScopeState, r wire.Change, rep *Report, skip Skip) error {
 	rep.Skipped = append(rep.Skipped, skip)
 	if r.Op != "delete" && teammem.ValidateKey(r.Key) == nil {
 		ss.Foreign[r.Key] = r.Checksum

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 func TestDiscontinuity(t *testing.T) {
@@ -13,19 +14,19 @@ func TestDiscontinuity(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ss   *ScopeState
-		head Head
+		head wire.SpaceHead
 		want string
 	}{
-		{"never synced continues anything", &ScopeState{Base: map[string]string{}}, Head{SpaceID: "bb", Version: 9}, ""},
-		{"space missing", synced, Head{Checksum: teammem.EmptySpaceChecksum}, ResetForgotten},
-		{"another space", synced, Head{SpaceID: "bb", Version: 7}, ResetReplaced},
-		{"version went back", synced, Head{SpaceID: "aa", Version: 4}, ResetRestored},
-		{"same version, other content", synced, Head{SpaceID: "aa", Version: 5, Checksum: "sha256:other"}, ResetRestored},
-		{"moved on", synced, Head{SpaceID: "aa", Version: 6, Checksum: "sha256:six"}, ""},
-		{"a server without ids", synced, Head{Version: 6}, ""},
-		{"first id seen is adopted", &ScopeState{Version: 5, Base: map[string]string{"a.md": sum}}, Head{SpaceID: "cc", Version: 6}, ""},
+		{"never synced continues anything", &ScopeState{Base: map[string]string{}}, wire.SpaceHead{SpaceID: "bb", Version: 9}, ""},
+		{"space missing", synced, wire.SpaceHead{Checksum: teammem.EmptySpaceChecksum}, ResetForgotten},
+		{"another space", synced, wire.SpaceHead{SpaceID: "bb", Version: 7}, ResetReplaced},
+		{"version went back", synced, wire.SpaceHead{SpaceID: "aa", Version: 4}, ResetRestored},
+		{"same version, other content", synced, wire.SpaceHead{SpaceID: "aa", Version: 5, Checksum: "sha256:other"}, ResetRestored},
+		{"moved on", synced, wire.SpaceHead{SpaceID: "aa", Version: 6, Checksum: "sha256:six"}, ""},
+		{"a server without ids", synced, wire.SpaceHead{Version: 6}, ""},
+		{"first id seen is adopted", &ScopeState{Version: 5, Base: map[string]string{"a.md": sum}}, wire.SpaceHead{SpaceID: "cc", Version: 6}, ""},
 		{"unknown checksum after a push", &ScopeState{SpaceID: "aa", Version: 5, Base: map[string]string{"a.md": sum}},
-			Head{SpaceID: "aa", Version: 5, Checksum: "sha256:any"}, ""},
+			wire.SpaceHead{SpaceID: "aa", Version: 5, Checksum: "sha256:any"}, ""},
 	} {
 		if got := discontinuity(tc.ss, tc.head); got != tc.want {
 			t.Errorf("%s: discontinuity = %q, want %q", tc.name, got, tc.want)
@@ -37,8 +38,10 @@ func TestLeadsTo(t *testing.T) {
 	t.Parallel()
 	a, b, c := teammem.EntryChecksum("a"), teammem.EntryChecksum("b"), teammem.EntryChecksum("c")
 	ss := &ScopeState{Base: map[string]string{"a.md": a, "b.md": b}, Foreign: map[string]string{"big.md": c}}
-	head := func(sums map[string]string) Head { return Head{Checksum: teammem.SpaceChecksum(sums)} }
-	changes := []RemoteEntry{{Key: "b.md", Op: "delete", Checksum: b}, {Key: "c.md", Op: "upsert", Checksum: c}}
+	head := func(sums map[string]string) wire.SpaceHead {
+		return wire.SpaceHead{Checksum: teammem.SpaceChecksum(sums)}
+	}
+	changes := []wire.Change{{Key: "b.md", Op: "delete", Checksum: b}, {Key: "c.md", Op: "upsert", Checksum: c}}
 	if !leadsTo(ss, changes, head(map[string]string{"a.md": a, "c.md": c, "big.md": c})) {
 		t.Error("changes that continue the history were refused")
 	}

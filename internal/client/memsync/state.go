@@ -11,9 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/filelock"
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -220,16 +220,5 @@ func (s *StateStore) DropBase(scope teammem.Scope, key string) error {
 // Lock takes the state's exclusive lock so that two teammem processes (a
 // watcher and a hook, say) never sync one directory at once. It blocks.
 func (s *StateStore) Lock() (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return filelock.Lock(filepath.Join(s.dir, "lock"))
 }

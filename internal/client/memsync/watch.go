@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/teammem/teammem/internal/client/apiclient"
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -85,7 +85,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	streamUp := make(chan bool, 4)
 	sctx, stopStream := context.WithCancel(ctx)
 	defer stopStream()
-	go e.Client.streamEvents(sctx, changes, func(up bool) {
+	go e.Client.StreamEvents(sctx, changes, func(up bool) {
 		select {
 		case streamUp <- up:
 		default:
@@ -256,13 +256,13 @@ func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Sc
 	if ctx.Err() != nil {
 		return
 	}
-	if IsPermanent(err) && push {
-		reason := fmt.Sprintf("http_%d", StatusOf(err))
+	if apiclient.IsPermanent(err) && push {
+		reason := fmt.Sprintf("http_%d", apiclient.StatusOf(err))
 		s.suppressed[scope] = reason
 		s.pending[scope] = false
 		_ = w.setSuppressed(s.suppressed)
 		if w.OnSuppress != nil {
-			w.OnSuppress(scope, reason, StatusOf(err))
+			w.OnSuppress(scope, reason, apiclient.StatusOf(err))
 		}
 		w.logf("%s: %v — pushes paused until a file is deleted or teammem restarts", scope, err)
 		return
@@ -274,7 +274,7 @@ func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Sc
 	}
 	s.failures++
 	backoff := min(time.Duration(1<<min(s.failures, 6))*time.Second, time.Minute)
-	wait := jitter(backoff)
+	wait := apiclient.Jitter(backoff)
 	s.retry.Reset(wait)
 	s.retryAt = time.Now().Add(wait)
 	w.logf("%s: %v — retrying in %s", scope, err, backoff)
@@ -373,9 +373,4 @@ func addRecursive(fsw *fsnotify.Watcher, dir string) error {
 		}
 		return nil
 	})
-}
-
-// jitter adds up to 25 % to d.
-func jitter(d time.Duration) time.Duration {
-	return d + time.Duration(rand.Int64N(int64(d)/4+1))
 }

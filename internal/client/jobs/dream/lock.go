@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/teammem/teammem/internal/client/filelock"
 	"github.com/teammem/teammem/internal/client/memdir"
 )
 
@@ -55,17 +56,15 @@ func Acquire(dir string, pid int) (priorMtime time.Time, ok bool, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return time.Time{}, false, fmt.Errorf("acquire dream lock: %w", err)
 	}
-	unlock := lockDir(dir)
-	defer unlock()
+	// A directory that cannot be locked (some network filesystems) is
+	// not serialised: the lock file's own check still applies.
+	if unlock, err := filelock.LockDir(dir); err == nil {
+		defer unlock()
+	}
 	path := LockPath(dir)
-	fi, statErr := os.Stat(path)
-	body, readErr := os.ReadFile(path)
-	if statErr == nil && readErr == nil {
-		priorMtime = msTime(fi.ModTime())
-		holder, parsed := parsePID(string(body))
-		if parsed && time.Since(priorMtime) < HolderStale && alive(holder) {
-			return priorMtime, false, nil
-		}
+	priorMtime, _, held := lockState(path)
+	if held {
+		return priorMtime, false, nil
 	}
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return priorMtime, false, fmt.Errorf("acquire dream lock: %s is not a regular file", path)
@@ -73,7 +72,7 @@ func Acquire(dir string, pid int) (priorMtime time.Time, ok bool, err error) {
 	if err := os.WriteFile(path, []byte(strconv.Itoa(pid)), 0o644); err != nil {
 		return priorMtime, false, fmt.Errorf("acquire dream lock: %w", err)
 	}
-	body, err = os.ReadFile(path)
+	body, err := os.ReadFile(path)
 	if err != nil {
 		return priorMtime, false, nil
 	}
@@ -81,6 +80,30 @@ func Acquire(dir string, pid int) (priorMtime time.Time, ok bool, err error) {
 		return priorMtime, false, nil
 	}
 	return priorMtime, true, nil
+}
+
+// LockHolder returns the process whose consolidation lock on dir blocks a
+// dream now, as Acquire judges it; ok is false when none does.
+func LockHolder(dir string) (pid int, ok bool) {
+	_, pid, ok = lockState(LockPath(dir))
+	return pid, ok
+}
+
+// lockState reads the lock at path (steps 1 and 2 of Acquire): its mtime
+// (zero when there is no lock, or it cannot be read), and the holder that
+// blocks a dream, if one does.
+func lockState(path string) (mtime time.Time, holder int, held bool) {
+	fi, statErr := os.Stat(path)
+	body, readErr := os.ReadFile(path)
+	if statErr != nil || readErr != nil {
+		return time.Time{}, 0, false
+	}
+	mtime = msTime(fi.ModTime())
+	pid, parsed := parsePID(string(body))
+	if !parsed || pid != int64(int(pid)) {
+		return mtime, 0, false
+	}
+	return mtime, int(pid), filelock.Holds(int(pid), mtime, time.Now(), HolderStale)
 }
 
 // Rollback undoes an Acquire whose consolidation did not happen: with a
@@ -129,16 +152,6 @@ func parsePID(body string) (pid int64, parsed bool) {
 		v = -v
 	}
 	return v, true
-}
-
-// alive reports whether pid names a running process other than init:
-// kill(pid, 0) succeeds and pid > 1. EPERM counts as dead, as in the
-// reference.
-func alive(pid int64) bool {
-	if pid <= 1 || pid != int64(int(pid)) {
-		return false
-	}
-	return processAlive(int(pid))
 }
 
 // msTime truncates t to milliseconds, the precision the reference's

@@ -89,6 +89,11 @@ func TestDreamAcquire(t *testing.T) {
 			if !tc.mtime.IsZero() {
 				writeLock(t, dir, tc.body, tc.mtime)
 			}
+			// LockHolder, which status shows, names the holder Acquire
+			// honours.
+			if pid, held := LockHolder(dir); held == tc.wantOK || held && pid <= 1 {
+				t.Fatalf("LockHolder = %d, %v before an acquire that wants ok %v", pid, held, tc.wantOK)
+			}
 			prior, ok, err := Acquire(dir, me)
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/filelock"
 	"github.com/teammem/teammem/internal/client/memdir"
 )
 
@@ -25,7 +26,7 @@ type ownWrites map[string]int64
 // directory memDir, with the mtimes they have now. Keys that no longer
 // exist are dropped, as are entries whose file changed since.
 func RecordWrites(stateDir, memDir string, keys []string) error {
-	unlock, err := memdir.Flock(filepath.Join(stateDir, ownWritesFile+".lock"), true)
+	unlock, err := filelock.Lock(filepath.Join(stateDir, ownWritesFile+".lock"))
 	if err != nil {
 		return err
 	}

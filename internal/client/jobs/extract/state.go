@@ -9,9 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/filelock"
 	"github.com/teammem/teammem/internal/client/memdir"
 )
 
@@ -68,7 +68,7 @@ func LoadState(dir string) (State, error) {
 // lock, re-reading the file first, so runs for other sessions that saved in
 // the meantime are kept. Entries idle for longer than stateTTL are dropped.
 func updateSession(dir, session string, now time.Time, change func(*SessionState)) error {
-	unlock, err := memdir.Flock(filepath.Join(dir, StateFile+".lock"), true)
+	unlock, err := filelock.Lock(filepath.Join(dir, StateFile+".lock"))
 	if err != nil {
 		return err
 	}
@@ -101,8 +101,8 @@ func updateSession(dir, session string, now time.Time, change func(*SessionState
 // false when another process holds it.
 func lockSession(dir, session string) (unlock func(), ok bool, err error) {
 	h := sha256.Sum256([]byte(session))
-	unlock, err = memdir.Flock(filepath.Join(dir, "extract-"+hex.EncodeToString(h[:8])+".lock"), false)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	unlock, err = filelock.TryLock(filepath.Join(dir, "extract-"+hex.EncodeToString(h[:8])+".lock"))
+	if errors.Is(err, filelock.ErrBusy) {
 		return nil, false, nil
 	}
 	if err != nil {

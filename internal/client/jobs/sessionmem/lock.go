@@ -3,13 +3,13 @@ package sessionmem
 import (
 	"context"
 	"fmt"
-	"github.com/teammem/teammem/internal/client/memdir"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/teammem/teammem/internal/client/filelock"
 )
 
 // Lock timing.
@@ -50,7 +50,7 @@ func CurrentHolder(stateDir, session string, now time.Time) (Holder, bool) {
 		return Holder{}, false
 	}
 	h, ok := parseHolder(string(b))
-	if !ok || !alive(h.PID) || now.Sub(h.Started) >= LockStale {
+	if !ok || !filelock.Holds(h.PID, h.Started, now, LockStale) {
 		return Holder{}, false
 	}
 	return h, true
@@ -69,12 +69,6 @@ func parseHolder(body string) (Holder, bool) {
 	return Holder{PID: pid, Started: time.UnixMilli(ms)}, true
 }
 
-// alive reports whether pid names a running process other than init:
-// kill(pid, 0) succeeds (EPERM counts as dead, as for the dream's lock).
-func alive(pid int) bool {
-	return pid > 1 && syscall.Kill(pid, 0) == nil
-}
-
 // acquire takes the session's update lock for pid at now, or reports the
 // live holder. Teammem processes decide under a guard flock, so two that
 // find a stale lock together cannot both reclaim it. release removes the
@@ -84,7 +78,7 @@ func acquire(stateDir, session string, pid int, now time.Time) (release func(), 
 		return nil, Holder{}, false, fmt.Errorf("session-memory lock: %w", err)
 	}
 	path := lockPath(stateDir, session)
-	unguard, err := memdir.Flock(path+".guard", true)
+	unguard, err := filelock.Lock(path + ".guard")
 	if err != nil {
 		return nil, Holder{}, false, err
 	}
@@ -97,7 +91,7 @@ func acquire(stateDir, session string, pid int, now time.Time) (release func(), 
 		return nil, Holder{}, false, fmt.Errorf("session-memory lock: %w", err)
 	}
 	return func() {
-		unguard, err := memdir.Flock(path+".guard", true)
+		unguard, err := filelock.Lock(path + ".guard")
 		if err == nil {
 			defer unguard()
 		}

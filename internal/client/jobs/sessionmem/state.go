@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/client/filelock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -100,7 +100,7 @@ func updateState(stateDir, session string, change func(*State) error) (State, er
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return State{}, fmt.Errorf("session-memory state: %w", err)
 	}
-	unlock, err := memdir.Flock(statePath(stateDir, session)+".lock", true)
+	unlock, err := filelock.Lock(statePath(stateDir, session) + ".lock")
 	if err != nil {
 		return State{}, err
 	}

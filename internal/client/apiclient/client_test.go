@@ -1,11 +1,8 @@
-package memsync
+package apiclient
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,52 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/apiclient/apiclienttest"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
 
-// script is a fake server answering each request with the next of its
-// replies (the last one repeats), counting what it received.
-type script struct {
-	mu      sync.Mutex
-	replies []func(w http.ResponseWriter, r *http.Request)
-	hits    int
-	bodies  []string
-}
+// The fake server of these tests (see apiclienttest).
+type script = apiclienttest.Script
 
-func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(b)) // for the reply to read again
-	s.mu.Lock()
-	i := min(s.hits, len(s.replies)-1)
-	s.hits++
-	s.bodies = append(s.bodies, string(b))
-	s.mu.Unlock()
-	s.replies[i](w, r)
-}
-
-func (s *script) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits
-}
-
-// status answers with a teammem error body.
-func status(code int, typ, msg string, details map[string]any) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(wire.ErrorBody{Error: wire.ErrorObject{Type: typ, Message: msg, Details: details}})
-	}
-}
-
-// okJSON answers 200 with v.
-func okJSON(v any) func(http.ResponseWriter, *http.Request) {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(v)
-	}
-}
+var (
+	status = apiclienttest.Error
+	okJSON = apiclienttest.OK
+	serve  = apiclienttest.Serve
+)
 
 var me = wire.Me{Org: teammem.Org{Slug: "acme"}, User: teammem.User{Handle: "ann", Role: teammem.RoleMember}}
 
@@ -84,16 +48,9 @@ func newTestClient(t *testing.T, srv *httptest.Server) (*Client, *sleeps) {
 	return &Client{BaseURL: srv.URL, Key: "tmk_test_key", Repo: "acme/widgets", Sleep: sl.sleep}, sl
 }
 
-func serve(t *testing.T, h http.Handler) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 func TestClientRetriesTransientFailures(t *testing.T) {
 	t.Parallel()
-	sc := &script{replies: []func(http.ResponseWriter, *http.Request){
+	sc := &script{Replies: []func(http.ResponseWriter, *http.Request){
 		status(503, teammem.EUnavailable, "the database cannot be reached", nil),
 		status(503, teammem.EUnavailable, "the database cannot be reached", nil),
 		okJSON(me),
@@ -103,8 +60,8 @@ func TestClientRetriesTransientFailures(t *testing.T) {
 	if err != nil || got.User.Handle != "ann" {
 		t.Fatalf("WhoAmI = %+v, %v", got, err)
 	}
-	if sc.count() != 3 || len(sl.d) != 2 {
-		t.Fatalf("%d requests and %d waits, want 3 and 2", sc.count(), len(sl.d))
+	if sc.Count() != 3 || len(sl.d) != 2 {
+		t.Fatalf("%d requests and %d waits, want 3 and 2", sc.Count(), len(sl.d))
 	}
 }
 
@@ -115,12 +72,12 @@ func TestClientGivesUpAfterFourAttempts(t *testing.T) {
 		status(429, teammem.ERateLimited, "slow down", nil),
 		func(w http.ResponseWriter, r *http.Request) { http.Error(w, "<html>bad gateway</html>", 502) },
 	} {
-		sc := &script{replies: []func(http.ResponseWriter, *http.Request){reply}}
+		sc := &script{Replies: []func(http.ResponseWriter, *http.Request){reply}}
 		c, _ := newTestClient(t, serve(t, sc))
 		_, err := c.WhoAmI(context.Background())
 		var ae *APIError
-		if !errors.As(err, &ae) || sc.count() != DefaultAttempts {
-			t.Fatalf("after %d requests: %v", sc.count(), err)
+		if !errors.As(err, &ae) || sc.Count() != DefaultAttempts {
+			t.Fatalf("after %d requests: %v", sc.Count(), err)
 		}
 	}
 }
@@ -145,11 +102,11 @@ func TestClientNamesPermanentFailures(t *testing.T) {
 		{func(w http.ResponseWriter, r *http.Request) { http.Error(w, "nope", 400) }, "", "400 Bad Request", false, false},
 	}
 	for _, tc := range cases {
-		sc := &script{replies: []func(http.ResponseWriter, *http.Request){tc.reply}}
+		sc := &script{Replies: []func(http.ResponseWriter, *http.Request){tc.reply}}
 		c, sl := newTestClient(t, serve(t, sc))
 		_, err := c.WhoAmI(context.Background())
-		if sc.count() != 1 || len(sl.d) != 0 {
-			t.Errorf("%s: %d requests, want 1 (no retry)", tc.message, sc.count())
+		if sc.Count() != 1 || len(sl.d) != 0 {
+			t.Errorf("%s: %d requests, want 1 (no retry)", tc.message, sc.Count())
 		}
 		if got := teammem.ErrorCode(err); tc.code != "" && got != tc.code {
 			t.Errorf("%s: ErrorCode = %q, want %q", tc.message, got, tc.code)
@@ -177,7 +134,7 @@ func TestClientHonoursRetryAfter(t *testing.T) {
 		{"3600", maxRetryAfter, maxRetryAfter},
 		{time.Now().Add(10 * time.Second).UTC().Format(http.TimeFormat), 8 * time.Second, 10 * time.Second},
 	} {
-		sc := &script{replies: []func(http.ResponseWriter, *http.Request){limited(tc.after), okJSON(me)}}
+		sc := &script{Replies: []func(http.ResponseWriter, *http.Request){limited(tc.after), okJSON(me)}}
 		c, sl := newTestClient(t, serve(t, sc))
 		if _, err := c.WhoAmI(context.Background()); err != nil {
 			t.Fatal(err)
@@ -243,13 +200,13 @@ func TestClientRetriesTimeouts(t *testing.T) {
 // context's deadline is not started; the failure is reported at once.
 func TestClientStopsAtDeadline(t *testing.T) {
 	t.Parallel()
-	sc := &script{replies: []func(http.ResponseWriter, *http.Request){status(503, teammem.EUnavailable, "down", nil)}}
+	sc := &script{Replies: []func(http.ResponseWriter, *http.Request){status(503, teammem.EUnavailable, "down", nil)}}
 	c, _ := newTestClient(t, serve(t, sc))
 	c.Sleep = nil // the real timer: the deadline must stop it first
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err := c.WhoAmI(ctx)
-	if StatusOf(err) != 503 || sc.count() != 1 {
-		t.Fatalf("after %d requests: %v", sc.count(), err)
+	if StatusOf(err) != 503 || sc.Count() != 1 {
+		t.Fatalf("after %d requests: %v", sc.Count(), err)
 	}
 }

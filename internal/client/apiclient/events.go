@@ -1,4 +1,4 @@
-package memsync
+package apiclient
 
 import (
 	"bufio"
@@ -11,11 +11,11 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// streamEvents follows the repo's server-sent events until ctx ends,
+// StreamEvents follows the repo's server-sent events until ctx ends,
 // sending the scope of every change to changes. up reports whether the
 // stream is connected, so the caller can poll while it is not. It
 // reconnects with backoff and resumes with Last-Event-ID.
-func (c *Client) streamEvents(ctx context.Context, changes chan<- teammem.Scope, up func(bool)) {
+func (c *Client) StreamEvents(ctx context.Context, changes chan<- teammem.Scope, up func(bool)) {
 	lastID := ""
 	backoff := time.Second
 	for ctx.Err() == nil {
@@ -32,7 +32,7 @@ func (c *Client) streamEvents(ctx context.Context, changes chan<- teammem.Scope,
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(jitter(backoff)):
+		case <-time.After(Jitter(backoff)):
 		}
 		backoff = min(backoff*2, 30*time.Second)
 	}

@@ -1,12 +1,14 @@
-package memsync
+package apiclient
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,7 +126,7 @@ func (c *Client) send(ctx context.Context, hc *http.Client, r request) (*http.Re
 		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Key)
-	req.Header.Set("User-Agent", first(c.UserAgent, "teammem"))
+	req.Header.Set("User-Agent", cmp.Or(c.UserAgent, "teammem"))
 	resp, err := hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -139,18 +141,26 @@ func (c *Client) send(ctx context.Context, hc *http.Client, r request) (*http.Re
 	if resp.StatusCode < 400 {
 		return nil, &RedirectError{Status: resp.StatusCode, Location: resp.Header.Get("Location")}
 	}
-	ae := &APIError{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	limit := int64(smallBodyLimit)
 	if resp.StatusCode == http.StatusConflict {
 		limit = max(r.limit, limit) // a batch's 409 carries the conflicting entries
 	}
+	return nil, c.decodeError(resp, limit)
+}
+
+// decodeError turns an error answer (4xx or 5xx) into an *APIError: the
+// status, the wait Retry-After asks for, and the server's error rebuilt
+// from a wire.ErrorBody. A body over limit or not a teammem error leaves
+// Err nil; the status is then all the client knows.
+func (c *Client) decodeError(resp *http.Response, limit int64) *APIError {
+	ae := &APIError{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	if b, err := c.readBody(resp, limit); err == nil {
 		var eb wire.ErrorBody
 		if json.Unmarshal(b, &eb) == nil && eb.Error.Type != "" {
 			ae.Err = eb.Error.Err()
 		}
 	}
-	return nil, ae
+	return ae
 }
 
 // readBody reads a whole answer, refusing one over limit without reading
@@ -206,7 +216,7 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 // retryDelay is the wait after the nth failed attempt: the backoff with
 // jitter, or what the server asked for (capped) when that is longer.
 func retryDelay(n int, after time.Duration) time.Duration {
-	d := jitter(min(retryBase<<(n-1), retryCap))
+	d := Jitter(min(retryBase<<(n-1), retryCap))
 	return max(d, min(after, maxRetryAfter))
 }
 
@@ -233,17 +243,14 @@ func jsonProblem(err error) string {
 	case errors.As(err, &syn):
 		return fmt.Sprintf("syntax error at byte %d", syn.Offset)
 	case errors.As(err, &typ):
-		return fmt.Sprintf("%s has the wrong type", first(typ.Field, "a value"))
+		return fmt.Sprintf("%s has the wrong type", cmp.Or(typ.Field, "a value"))
 	}
 	return "unreadable"
 }
 
-// first returns the first non-empty string.
-func first(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+// Jitter adds up to 25 % to d, so that clients that failed together do
+// not all try again together. The retries, the event stream's reconnects
+// and the watcher's backoff use it.
+func Jitter(d time.Duration) time.Duration {
+	return d + time.Duration(rand.Int64N(int64(d)/4+1))
 }

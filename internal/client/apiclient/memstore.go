@@ -1,4 +1,4 @@
-package memsync
+package apiclient
 
 import (
 	"context"

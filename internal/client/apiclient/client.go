@@ -1,4 +1,10 @@
-package memsync
+// Package apiclient is the client side of the server's /v1 API: one Client
+// per repo sends the requests whose bodies package wire defines, retries
+// what retrying can help, never follows a redirect with the key, bounds
+// every answer, and rebuilds the server's error from the body (APIError).
+// The sync engine (memsync), the commands and telemetry all talk to the
+// server through it.
+package apiclient
 
 import (
 	"context"
@@ -47,29 +53,18 @@ type Client struct {
 	maxEntryBytes atomic.Int64
 }
 
-// Head is a space head as the server reports it.
-type Head = wire.SpaceHead
+// MaxEntryBytes is the largest entry the client accepts when the server
+// announced no lower cap: the server's default entry cap
+// (teammem.DefaultServerDefaults.MaxEntryBytes).
+const MaxEntryBytes = 250_000
 
-// RemoteEntry is an entry in a change list (or a snapshot turned into one).
-type RemoteEntry = wire.Change
-
-// BatchUpsert is one upsert of a batch; Base nil means no precondition, ""
-// means create-only.
-type BatchUpsert = wire.BatchUpsert
-
-// BatchDelete is one delete of a batch.
-type BatchDelete = wire.BatchDelete
-
-// BatchResult is the server's report of a committed batch.
-type BatchResult = wire.WriteResult
-
-// EntryLimit is the largest entry a pull writes: MaxFileBytes, or the
+// EntryLimit is the largest entry a pull writes: MaxEntryBytes, or the
 // server's announced cap when that is lower.
 func (c *Client) EntryLimit() int {
-	if n := c.maxEntryBytes.Load(); n > 0 && n < MaxFileBytes {
+	if n := c.maxEntryBytes.Load(); n > 0 && n < MaxEntryBytes {
 		return int(n)
 	}
-	return MaxFileBytes
+	return MaxEntryBytes
 }
 
 // announce remembers the entry cap a snapshot or change list announced.
@@ -104,7 +99,7 @@ func notFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
 
 // HeadIfChanged returns the head of a scope, or changed=false when it still
 // has checksum known.
-func (c *Client) HeadIfChanged(ctx context.Context, scope teammem.Scope, known string) (head Head, changed bool, err error) {
+func (c *Client) HeadIfChanged(ctx context.Context, scope teammem.Scope, known string) (head wire.SpaceHead, changed bool, err error) {
 	h := http.Header{}
 	if known != "" {
 		h.Set("If-None-Match", `"`+known+`"`)
@@ -115,9 +110,9 @@ func (c *Client) HeadIfChanged(ctx context.Context, scope teammem.Scope, known s
 	case notFound(err):
 		// The server has no such space: changed, so the pull can tell a
 		// mirror that synced one before (see discontinuity).
-		return Head{Checksum: teammem.EmptySpaceChecksum}, true, nil
+		return wire.SpaceHead{Checksum: teammem.EmptySpaceChecksum}, true, nil
 	case err != nil || status == http.StatusNotModified:
-		return Head{}, false, err
+		return wire.SpaceHead{}, false, err
 	}
 	c.announce(body.MaxEntryBytes)
 	return body.SpaceHead, true, nil
@@ -125,37 +120,37 @@ func (c *Client) HeadIfChanged(ctx context.Context, scope teammem.Scope, known s
 
 // Changes returns what changed after version since; gone reports a 410 (the
 // server forgot deletions that old: do a full snapshot instead).
-func (c *Client) Changes(ctx context.Context, scope teammem.Scope, since int64) (head Head, changes []RemoteEntry, gone bool, err error) {
+func (c *Client) Changes(ctx context.Context, scope teammem.Scope, since int64) (head wire.SpaceHead, changes []wire.Change, gone bool, err error) {
 	var body wire.ChangeList
 	path := c.spacePath(scope) + "/changes?since=" + strconv.FormatInt(since, 10)
 	_, err = c.call(ctx, request{method: http.MethodGet, path: path, limit: c.contentLimit()}, &body)
 	switch {
 	case StatusOf(err) == http.StatusGone:
-		return Head{}, nil, true, nil
+		return wire.SpaceHead{}, nil, true, nil
 	case notFound(err):
-		return Head{Checksum: teammem.EmptySpaceChecksum}, nil, false, nil
+		return wire.SpaceHead{Checksum: teammem.EmptySpaceChecksum}, nil, false, nil
 	case err != nil:
-		return Head{}, nil, false, err
+		return wire.SpaceHead{}, nil, false, err
 	}
 	c.announce(body.MaxEntryBytes)
 	return body.SpaceHead, body.Changes, false, nil
 }
 
 // Snapshot returns every live entry of a scope with content, as upserts.
-func (c *Client) Snapshot(ctx context.Context, scope teammem.Scope) (Head, []RemoteEntry, error) {
+func (c *Client) Snapshot(ctx context.Context, scope teammem.Scope) (wire.SpaceHead, []wire.Change, error) {
 	var body wire.Snapshot
 	_, err := c.call(ctx, request{method: http.MethodGet, path: c.spacePath(scope), limit: c.contentLimit()}, &body)
 	switch {
 	case notFound(err):
-		return Head{Checksum: teammem.EmptySpaceChecksum}, nil, nil
+		return wire.SpaceHead{Checksum: teammem.EmptySpaceChecksum}, nil, nil
 	case err != nil:
-		return Head{}, nil, err
+		return wire.SpaceHead{}, nil, err
 	}
 	c.announce(body.MaxEntryBytes)
-	var entries []RemoteEntry
+	var entries []wire.Change
 	if body.Entries != nil {
 		for _, e := range *body.Entries {
-			entries = append(entries, RemoteEntry{Key: e.Key, Op: wire.OpUpsert, Checksum: e.Checksum, Content: e.Content,
+			entries = append(entries, wire.Change{Key: e.Key, Op: wire.OpUpsert, Checksum: e.Checksum, Content: e.Content,
 				Version: e.Version, Author: e.Author, UpdatedAt: e.UpdatedAt})
 		}
 	}
@@ -169,15 +164,15 @@ func (c *Client) Snapshot(ctx context.Context, scope teammem.Scope) (Head, []Rem
 // carries a base: when an attempt committed but its answer was lost, the
 // next answers 409 with exactly our content, which the engine's merge
 // takes as done.
-func (c *Client) Batch(ctx context.Context, scope teammem.Scope, upserts []BatchUpsert, deletes []BatchDelete) (BatchResult, error) {
+func (c *Client) Batch(ctx context.Context, scope teammem.Scope, upserts []wire.BatchUpsert, deletes []wire.BatchDelete) (wire.WriteResult, error) {
 	body, err := json.Marshal(wire.BatchRequest{Upserts: nonNil(upserts), Deletes: nonNil(deletes)})
 	if err != nil {
-		return BatchResult{}, err
+		return wire.WriteResult{}, err
 	}
 	// One body type for both answers: a 200 WriteResult, or a 202
 	// HeldWrite whose proposal says what waits for review.
 	var res struct {
-		BatchResult
+		wire.WriteResult
 		Status   string            `json:"status"`
 		Proposal *teammem.Proposal `json:"proposal"`
 	}
@@ -189,15 +184,15 @@ func (c *Client) Batch(ctx context.Context, scope teammem.Scope, upserts []Batch
 		header: header, limit: c.contentLimit()}, &res)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
-		return BatchResult{}, c.conflictError(ae)
+		return wire.WriteResult{}, c.conflictError(ae)
 	}
 	if err == nil && status == http.StatusAccepted {
 		if res.Status != wire.HeldStatus || res.Proposal == nil {
-			return BatchResult{}, &BadResponseError{Status: status, Reason: "a 202 without the proposal it held"}
+			return wire.WriteResult{}, &BadResponseError{Status: status, Reason: "a 202 without the proposal it held"}
 		}
-		return res.BatchResult, &HeldError{Proposal: *res.Proposal}
+		return res.WriteResult, &HeldError{Proposal: *res.Proposal}
 	}
-	return res.BatchResult, err
+	return res.WriteResult, err
 }
 
 // SessionHeader names the header that carries the Claude Code session id.
@@ -236,12 +231,9 @@ func (c *Client) conflictError(ae *APIError) error {
 	return &ConflictError{Conflicts: d.Conflicts}
 }
 
-// Me is who the key belongs to.
-type Me = wire.Me
-
 // WhoAmI returns the key's org and user.
-func (c *Client) WhoAmI(ctx context.Context) (Me, error) {
-	var me Me
+func (c *Client) WhoAmI(ctx context.Context) (wire.Me, error) {
+	var me wire.Me
 	_, err := c.call(ctx, request{method: http.MethodGet, path: "/v1/me"}, &me)
 	return me, err
 }
