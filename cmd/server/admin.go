@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,9 +13,8 @@ import (
 // adminCmd is `teammem-server admin`, the parent of the subcommands that
 // manage orgs, users and keys straight in the database, one file each
 // (admin_*.go). Its --create reaches every one of them.
-func adminCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
+func adminCmd(r *storeRunner) *cobra.Command {
 	admin := &cobra.Command{Use: "admin", Short: "Manage orgs, users and keys directly in the configured database"}
-	r := &storeRunner{cfg: cfg, stdout: stdout, stderr: stderr}
 	r.createFlag(admin.PersistentFlags())
 	admin.AddCommand(adminCreateOrgCmd(r), adminCreateUserCmd(r), adminCreateKeyCmd(r), adminLoginLinkCmd(r))
 	return admin

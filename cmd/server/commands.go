@@ -36,6 +36,9 @@ func rootCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cfg.bindFlags(root.PersistentFlags())
-	root.AddCommand(migrateCmd(&cfg, stdout, stderr), adminCmd(&cfg, stdout, stderr), fsckCmd(&cfg, stdout, stderr))
+	// The subcommands share one runner: only one of them runs, and each
+	// binds its own --create to the runner's flag.
+	r := &storeRunner{cfg: &cfg, stdout: stdout, stderr: stderr}
+	root.AddCommand(migrateCmd(r), adminCmd(r), fsckCmd(r))
 	return root
 }

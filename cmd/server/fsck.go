@@ -10,16 +10,9 @@ import (
 )
 
 // fsckCmd is `teammem-server fsck`.
-func fsckCmd(cfg *Config, stdout, stderr io.Writer) *cobra.Command {
-	r := &storeRunner{cfg: cfg, stdout: stdout, stderr: stderr}
-	cmd := &cobra.Command{
-		Use:   "fsck",
-		Short: "Recompute every space's checksum and counts from its entries; exit non-zero on any mismatch",
-		Args:  cobra.NoArgs,
-		RunE:  r.run(func(cmd *cobra.Command, st teammem.Store) error { return runFsck(cmd, st, stdout) }),
-	}
-	r.createFlag(cmd.Flags())
-	return cmd
+func fsckCmd(r *storeRunner) *cobra.Command {
+	return r.command("fsck", "Recompute every space's checksum and counts from its entries; exit non-zero on any mismatch",
+		func(cmd *cobra.Command, st teammem.Store) error { return runFsck(cmd, st, r.stdout) })
 }
 
 // runFsck prints each problem fsck finds and a summary; any problem is an

@@ -72,3 +72,11 @@ func (r *storeRunner) run(fn func(cmd *cobra.Command, st teammem.Store) error) f
 		return fn(cmd, st)
 	}
 }
+
+// command is a top-level subcommand that takes no arguments, runs fn on the
+// opened store and has a --create of its own.
+func (r *storeRunner) command(use, short string, fn func(cmd *cobra.Command, st teammem.Store) error) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: r.run(fn)}
+	r.createFlag(cmd.Flags())
+	return cmd
+}
