@@ -1,4 +1,4 @@
-package ccsettings_test
+package ccsettings
 
 import (
 	"encoding/json"
@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/teammem/teammem/internal/client/ccsettings"
 )
 
 const ours = "/opt/bin/teammem hook"
@@ -48,23 +46,11 @@ func read(t *testing.T, file string) string {
 // topKeys returns the top-level keys of a settings file in their order.
 func topKeys(t *testing.T, data string) []string {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(data))
-	var keys []string
-	if _, err := dec.Token(); err != nil {
-		t.Fatal(err)
+	o, err := parseObject([]byte(data))
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, data)
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, tok.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return keys
+	return o.keys
 }
 
 func decode(t *testing.T, data string) map[string]any {
@@ -81,7 +67,7 @@ func decode(t *testing.T, data string) map[string]any {
 // user's own hooks beside ours.
 func TestInstallKeepsTheRest(t *testing.T) {
 	file := writeSettings(t, original)
-	res, err := ccsettings.Install(file, ours, []string{"SessionStart", "Stop", "SessionEnd"})
+	res, err := Install(file, ours, []string{"SessionStart", "Stop", "SessionEnd"})
 	if err != nil || !res.Changed || res.Removed != 0 {
 		t.Fatalf("Install = %+v, %v", res, err)
 	}
@@ -111,15 +97,15 @@ func TestInstallKeepsTheRest(t *testing.T) {
 func TestInstallUninstallIdempotent(t *testing.T) {
 	file := writeSettings(t, original)
 	events := []string{"SessionStart", "SessionEnd"}
-	if _, err := ccsettings.Install(file, ours, events); err != nil {
+	if _, err := Install(file, ours, events); err != nil {
 		t.Fatal(err)
 	}
 	installed := read(t, file)
-	res, err := ccsettings.Install(file, ours, events)
+	res, err := Install(file, ours, events)
 	if err != nil || res.Changed || res.Removed != 0 || read(t, file) != installed {
 		t.Fatalf("second Install = %+v, %v; file changed: %v", res, err, read(t, file) != installed)
 	}
-	res, err = ccsettings.Uninstall(file, ours)
+	res, err = Uninstall(file, ours)
 	if err != nil || !res.Changed || res.Removed != 2 {
 		t.Fatalf("Uninstall = %+v, %v", res, err)
 	}
@@ -127,7 +113,7 @@ func TestInstallUninstallIdempotent(t *testing.T) {
 		t.Errorf("after uninstall:\n%s", got)
 	}
 	after := read(t, file)
-	if res, err := ccsettings.Uninstall(file, ours); err != nil || res.Changed || res.Removed != 0 || read(t, file) != after {
+	if res, err := Uninstall(file, ours); err != nil || res.Changed || res.Removed != 0 || read(t, file) != after {
 		t.Errorf("second Uninstall = %+v, %v", res, err)
 	}
 }
@@ -139,7 +125,7 @@ func TestInstallReplacesOlder(t *testing.T) {
   "SessionStart": [{"hooks": [{"type": "command", "command": "'/old path/teammem' hook --sync-only"}]}],
   "PreCompact": [{"hooks": [{"type": "command", "command": "/usr/bin/teammem hook"}, {"type": "command", "command": "mine"}]}]
 }}`)
-	res, err := ccsettings.Install(file, ours, []string{"SessionStart"})
+	res, err := Install(file, ours, []string{"SessionStart"})
 	if err != nil || !res.Changed || res.Removed != 2 {
 		t.Fatalf("Install = %+v, %v", res, err)
 	}
@@ -153,19 +139,19 @@ func TestInstallReplacesOlder(t *testing.T) {
 // of a missing file does nothing and creates nothing.
 func TestNewFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "new", ".claude", "settings.json")
-	if res, err := ccsettings.Uninstall(file, ours); err != nil || res.Changed {
+	if res, err := Uninstall(file, ours); err != nil || res.Changed {
 		t.Fatalf("Uninstall of no file = %+v, %v", res, err)
 	}
 	if _, err := os.Stat(filepath.Dir(file)); !os.IsNotExist(err) {
 		t.Fatalf("uninstall made %s", filepath.Dir(file))
 	}
-	if _, err := ccsettings.Install(file, ours, []string{"SessionEnd"}); err != nil {
+	if _, err := Install(file, ours, []string{"SessionEnd"}); err != nil {
 		t.Fatal(err)
 	}
 	if keys := topKeys(t, read(t, file)); !reflect.DeepEqual(keys, []string{"hooks"}) {
 		t.Errorf("keys = %v", keys)
 	}
-	if _, err := ccsettings.Uninstall(file, ours); err != nil {
+	if _, err := Uninstall(file, ours); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.TrimSpace(read(t, file)); got != "{}" {
@@ -183,7 +169,7 @@ func TestMalformedFileUntouched(t *testing.T) {
 		{`{"hooks": {"SessionStart": {}}}`, `"hooks.SessionStart" is not a JSON array`},
 	} {
 		file := writeSettings(t, c.data)
-		_, err := ccsettings.Install(file, ours, []string{"SessionStart"})
+		_, err := Install(file, ours, []string{"SessionStart"})
 		if err == nil || !strings.HasPrefix(err.Error(), file+": ") || !strings.Contains(err.Error(), c.want) ||
 			!strings.HasSuffix(err.Error(), "; nothing was changed") {
 			t.Errorf("Install over %q: %v, want %q", c.data, err, c.want)
@@ -206,7 +192,7 @@ func TestWriteKeepsModeAndLink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip(err)
 	}
-	if _, err := ccsettings.Install(link, ours, []string{"Stop"}); err != nil {
+	if _, err := Install(link, ours, []string{"Stop"}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -240,7 +226,7 @@ func TestIsTeammemHook(t *testing.T) {
 		{"/x/teammem hook --other", false},
 		{"echo teammem hook", false},
 	} {
-		if got := ccsettings.IsTeammemHook(c.command, ours); got != c.want {
+		if got := IsTeammemHook(c.command, ours); got != c.want {
 			t.Errorf("IsTeammemHook(%q) = %v, want %v", c.command, got, c.want)
 		}
 	}
