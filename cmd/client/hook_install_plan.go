@@ -2,10 +2,8 @@ package main
 
 import "fmt"
 
-// hookFlagSuffixes are the flags install may append to "<path>/teammem hook".
-var hookFlagSuffixes = []string{" --sync-only", " --engine always"}
-
-// hookFlagsSuffix is what install appends to the hook command for f.
+// hookFlagsSuffix is what install appends to the hook command for f, one
+// of ccsettings.FlagSuffixes or nothing.
 func hookFlagsSuffix(f settingsFlags) string {
 	switch {
 	case f.syncOnly:

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teammem/teammem/internal/client/ccsettings"
 	"github.com/teammem/teammem/internal/client/jobs/dream"
 	"github.com/teammem/teammem/internal/client/jobs/extract"
 	"github.com/teammem/teammem/internal/client/jobs/sessionmem"
@@ -149,11 +150,11 @@ func installedHookEvents(loc memdir.Location) (events []string, flags string) {
 		for event, groups := range s.Hooks {
 			for _, g := range groups {
 				for _, h := range g.Hooks {
-					if h.Type == "command" && isTeammemHook(h.Command, "") {
+					if h.Type == "command" && ccsettings.IsTeammemHook(h.Command, "") {
 						if !slices.Contains(events, event) {
 							events = append(events, event)
 						}
-						for _, f := range hookFlagSuffixes {
+						for _, f := range ccsettings.FlagSuffixes {
 							if strings.HasSuffix(strings.TrimSpace(h.Command), f) && flags == "" {
 								flags = strings.TrimSpace(f)
 							}

@@ -17,14 +17,9 @@ func bootstrap(ctx context.Context, st teammem.Store, key string, stderr io.Writ
 		return err
 	}
 	generated := key == ""
-	prefix := teammem.KeyPrefix(key)
-	if generated {
-		key, prefix = teammem.NewKeyString()
-	}
 	// One transaction: a crash half way must not leave an org that stops
 	// the next start from bootstrapping but has no key to get in with.
-	_, err = st.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "default", Name: "Default",
-		Owner: &teammem.OrgOwner{Handle: "admin", KeyName: "bootstrap", KeyPrefix: prefix, KeyHash: teammem.HashKey(key)}})
+	_, key, err = teammem.CreateOrgWithOwner(ctx, st, teammem.NewOrg{Slug: "default", Name: "Default", KeyName: "bootstrap", Key: key})
 	if teammem.ErrorCode(err) == teammem.EConflict {
 		return nil // another replica bootstrapped first
 	}

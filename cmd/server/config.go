@@ -93,59 +93,36 @@ func defaultConfig() Config {
 // loadEnv overlays environment variables on c; malformed values are errors
 // that name the variable.
 func (c *Config) loadEnv(getenv func(string) string) error {
-	str := func(name string, dst *string) {
-		if v := getenv(name); v != "" {
-			*dst = v
-		}
-	}
-	var errs []string
-	integer := func(name string, dst *int) {
-		if v := getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s=%q is not an integer", name, v))
-			}
-			*dst = n
-		}
-	}
-	duration := func(name string, dst *time.Duration) {
-		if v := getenv(name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s=%q is not a duration like 720h", name, v))
-			}
-			*dst = d
-		}
-	}
-	str("TEAMMEM_ADDR", &c.Addr)
-	str("TEAMMEM_METRICS_ADDR", &c.MetricsAddr)
-	str("TEAMMEM_METRICS_TOKEN", &c.MetricsToken)
-	str("TEAMMEM_DATABASE_URL", &c.DatabaseURL)
-	integer("TEAMMEM_DEFAULT_MAX_ENTRIES", &c.DefaultMaxEntries)
-	integer("TEAMMEM_MAX_ENTRY_BYTES", &c.MaxEntryBytes)
+	e := &envReader{getenv: getenv}
+	e.str("TEAMMEM_ADDR", &c.Addr)
+	e.str("TEAMMEM_METRICS_ADDR", &c.MetricsAddr)
+	e.str("TEAMMEM_METRICS_TOKEN", &c.MetricsToken)
+	e.str("TEAMMEM_DATABASE_URL", &c.DatabaseURL)
+	e.integer("TEAMMEM_DEFAULT_MAX_ENTRIES", &c.DefaultMaxEntries)
+	e.integer("TEAMMEM_MAX_ENTRY_BYTES", &c.MaxEntryBytes)
 	body := int(c.MaxBodyBytes)
-	integer("TEAMMEM_MAX_BODY_BYTES", &body)
+	e.integer("TEAMMEM_MAX_BODY_BYTES", &body)
 	c.MaxBodyBytes = int64(body)
-	str("TEAMMEM_SECRET_POLICY", &c.SecretPolicy)
-	duration("TEAMMEM_TOMBSTONE_RETENTION", &c.TombstoneRetention)
+	e.str("TEAMMEM_SECRET_POLICY", &c.SecretPolicy)
+	e.duration("TEAMMEM_TOMBSTONE_RETENTION", &c.TombstoneRetention)
 	if v := getenv("TEAMMEM_HISTORY_RETENTION"); v != "" {
 		days, err := parseDays(v)
 		if err != nil {
-			errs = append(errs, fmt.Sprintf("TEAMMEM_HISTORY_RETENTION=%q %v", v, err))
+			e.fail("TEAMMEM_HISTORY_RETENTION=%q %v", v, err)
 		}
 		c.HistoryRetentionDays = days
 	}
-	integer("TEAMMEM_HISTORY_MAX_VERSIONS", &c.HistoryMaxVersions)
-	str("TEAMMEM_BOOTSTRAP_KEY", &c.BootstrapKey)
-	str("TEAMMEM_ADMIN_KEY", &c.AdminKey)
-	c.Limits.loadEnv(getenv, &errs)
-	str("TEAMMEM_LOG_FORMAT", &c.LogFormat)
-	str("TEAMMEM_LOG_LEVEL", &c.LogLevel)
-	duration("TEAMMEM_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
-	str("TEAMMEM_PUBLIC_URL", &c.PublicURL)
-	str("TEAMMEM_TRUSTED_PROXIES", &c.TrustedProxies)
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	e.integer("TEAMMEM_HISTORY_MAX_VERSIONS", &c.HistoryMaxVersions)
+	e.str("TEAMMEM_BOOTSTRAP_KEY", &c.BootstrapKey)
+	e.str("TEAMMEM_ADMIN_KEY", &c.AdminKey)
+	c.Limits.loadEnv(e)
+	e.str("TEAMMEM_LOG_FORMAT", &c.LogFormat)
+	e.str("TEAMMEM_LOG_LEVEL", &c.LogLevel)
+	e.duration("TEAMMEM_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	e.str("TEAMMEM_PUBLIC_URL", &c.PublicURL)
+	e.str("TEAMMEM_TRUSTED_PROXIES", &c.TrustedProxies)
+	if len(e.errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(e.errs, "; "))
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -60,42 +59,24 @@ func defaultLimits() LimitsConfig {
 	}
 }
 
-// loadEnv overlays the limit variables on l, appending malformed values to
-// errs.
-func (l *LimitsConfig) loadEnv(getenv func(string) string, errs *[]string) {
-	number := func(name string, dst *float64) {
-		if v := getenv(name); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				*errs = append(*errs, fmt.Sprintf("%s=%q is not a number", name, v))
-			}
-			*dst = f
-		}
-	}
-	integer := func(name string, dst *int) {
-		if v := getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				*errs = append(*errs, fmt.Sprintf("%s=%q is not an integer", name, v))
-			}
-			*dst = n
-		}
-	}
+// loadEnv overlays the limit variables on l, recording malformed values in
+// e.
+func (l *LimitsConfig) loadEnv(e *envReader) {
 	bucket := func(prefix string, dst *httpapi.RateLimit) {
-		number(prefix+"_RATE", &dst.Rate)
-		integer(prefix+"_BURST", &dst.Burst)
+		e.number(prefix+"_RATE", &dst.Rate)
+		e.integer(prefix+"_BURST", &dst.Burst)
 	}
-	number("TEAMMEM_WRITE_RATE", &l.WriteRate)
-	integer("TEAMMEM_WRITE_BURST", &l.WriteBurst)
+	e.number("TEAMMEM_WRITE_RATE", &l.WriteRate)
+	e.integer("TEAMMEM_WRITE_BURST", &l.WriteBurst)
 	bucket("TEAMMEM_USER_WRITE", &l.UserWrite)
 	bucket("TEAMMEM_ORG_WRITE", &l.OrgWrite)
 	bucket("TEAMMEM_READ", &l.Read)
 	bucket("TEAMMEM_USER_READ", &l.UserRead)
 	bucket("TEAMMEM_ORG_READ", &l.OrgRead)
-	integer("TEAMMEM_MAX_KEYS_PER_USER", &l.MaxKeysPerUser)
-	integer("TEAMMEM_MAX_STREAMS_PER_KEY", &l.MaxStreamsPerKey)
-	integer("TEAMMEM_MAX_ENTRIES_CEILING", &l.MaxEntriesCeiling)
-	integer("TEAMMEM_MAX_STORES_PER_ORG", &l.MaxStoresPerOrg)
+	e.integer("TEAMMEM_MAX_KEYS_PER_USER", &l.MaxKeysPerUser)
+	e.integer("TEAMMEM_MAX_STREAMS_PER_KEY", &l.MaxStreamsPerKey)
+	e.integer("TEAMMEM_MAX_ENTRIES_CEILING", &l.MaxEntriesCeiling)
+	e.integer("TEAMMEM_MAX_STORES_PER_ORG", &l.MaxStoresPerOrg)
 }
 
 // bindFlags registers the flags of the limits most often changed; the

@@ -15,7 +15,6 @@ import (
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/server/events"
 	"github.com/teammem/teammem/internal/server/httpapi"
-	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/server/store/postgres"
 	"github.com/teammem/teammem/internal/server/telemetry"
 	"github.com/teammem/teammem/internal/teammem"
@@ -66,7 +65,7 @@ func (m *Main) Open(ctx context.Context) error {
 		debug.FreeOSMemory() // the compilation's garbage
 		m.Log.Info("secret scanner ready", "startup", time.Since(start).String())
 	}()
-	st, err := store.Open(ctx, m.Config.DatabaseURL)
+	st, err := openStore(ctx, &m.Config, true, nil)
 	if err != nil {
 		return err
 	}

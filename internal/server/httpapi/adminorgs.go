@@ -11,10 +11,6 @@ import (
 // The server operators' routes (design §4.3), behind TEAMMEM_ADMIN_KEY.
 // They act on whole orgs; the org admin plane in org.go acts inside one.
 
-// orgOwnerHandle is the handle of the owner every new org starts with, as
-// bootstrap names it.
-const orgOwnerHandle = "admin"
-
 // adminOrgCreateRequest is the body of POST /v1/admin/orgs. Name defaults to
 // the slug.
 type adminOrgCreateRequest struct {
@@ -65,6 +61,8 @@ func (s *Server) adminCreateOrg(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeStrictJSON(r, &body); err != nil {
 		return err
 	}
+	// The slug first (CreateOrgWithOwner checks it too), so that a body
+	// wrong in both is told of the slug.
 	if err := teammem.ValidateOrgSlug(body.Slug); err != nil {
 		return err
 	}
@@ -72,20 +70,12 @@ func (s *Server) adminCreateOrg(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if name == "" {
-		name = body.Slug
-	}
 	ctx := r.Context()
-	key, prefix := teammem.NewKeyString()
-	org, err := s.store.OrgCreate(ctx, teammem.OrgCreateParams{Slug: body.Slug, Name: name,
-		Owner: &teammem.OrgOwner{Handle: orgOwnerHandle, KeyName: "owner", KeyPrefix: prefix, KeyHash: teammem.HashKey(key)}})
-	if teammem.ErrorCode(err) == teammem.EConflict {
-		return teammem.Errorf(teammem.EConflict, "org %q already exists", body.Slug)
-	}
+	org, key, err := teammem.CreateOrgWithOwner(ctx, s.store, teammem.NewOrg{Slug: body.Slug, Name: name, KeyName: "owner"})
 	if err != nil {
 		return err
 	}
-	s.audit(ctx, serverAdmin(org), "org.create", "", org.Slug, map[string]any{"by": "server_admin", "owner": orgOwnerHandle})
+	s.audit(ctx, serverAdmin(org), "org.create", "", org.Slug, map[string]any{"by": "server_admin", "owner": teammem.OwnerHandle})
 	writeJSON(w, http.StatusCreated, adminOrgCreateResponse{Org: orgView(org), OwnerKey: key})
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -12,18 +11,18 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// loginLinkCmd is `teammem-server admin login-link`: a one-time link that
+// adminLoginLinkCmd is `teammem-server admin login-link`: a one-time link that
 // signs a browser in to the console as a user. It mints a key for the user
 // that nobody ever sees (named "console login link", expiring with the
 // session) and a link to it that works once, within --link-ttl.
-func loginLinkCmd(withStore func(func(*cobra.Command, teammem.Store) error) func(*cobra.Command, []string) error, stdout io.Writer) *cobra.Command {
+func adminLoginLinkCmd(r *storeRunner) *cobra.Command {
 	var org, user, baseURL string
 	var linkTTL, sessionTTL time.Duration
 	cmd := &cobra.Command{
 		Use:   "login-link",
 		Short: "Print a one-time link that signs a browser in to the web console (/ui/) as a user",
 		Args:  cobra.NoArgs,
-		RunE: withStore(func(cmd *cobra.Command, st teammem.Store) error {
+		RunE: r.run(func(cmd *cobra.Command, st teammem.Store) error {
 			cs, ok := st.(teammem.ConsoleStore)
 			if !ok {
 				return fmt.Errorf("this database driver keeps no console sessions")
@@ -53,7 +52,7 @@ func loginLinkCmd(withStore func(func(*cobra.Command, teammem.Store) error) func
 			if err := cs.LoginLinkCreate(cmd.Context(), o.ID, l); err != nil {
 				return fmt.Errorf("store the link: %w", err)
 			}
-			fmt.Fprintf(stdout, "%s/ui/link?token=%s\n", strings.TrimRight(baseURL, "/"), token)
+			fmt.Fprintf(r.stdout, "%s/ui/link?token=%s\n", strings.TrimRight(baseURL, "/"), token)
 			return nil
 		}),
 	}
