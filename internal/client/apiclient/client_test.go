@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/client/apiclient/apiclienttest"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/testing/apiclienttest"
 	"github.com/teammem/teammem/internal/wire"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/client/apiclient"
-	"github.com/teammem/teammem/internal/client/apiclient/apiclienttest"
+	"github.com/teammem/teammem/internal/testing/apiclienttest"
 )
 
 // script is the fake server of the engine's tests against a hostile or
