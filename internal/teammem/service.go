@@ -65,10 +65,12 @@ type ChangePublisher interface {
 	Publish(ctx context.Context, repo string, head Space)
 }
 
-// Writer is the one write path of every dialect, a straight line:
-// authorize → cheap checks (slug, keys, sizes, entry count) → scan (outside
-// any lock) → store apply (plan under the space's lock; audit in the same
-// transaction; announce where the store can) → publish.
+// Writer is the one write path of every dialect, a straight line: find
+// the space (Targets, through the store's head cache; names holding
+// secrets refused) → authorize → cheap checks (slug, keys, sizes, entry
+// count) → scan (outside any lock) → store apply (plan under the space's
+// lock; audit in the same transaction; announce where the store can) →
+// publish → keep the head cache true.
 type Writer struct {
 	Store              Store
 	Publisher          ChangePublisher // nil: nobody hears of changes
