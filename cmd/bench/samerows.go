@@ -80,7 +80,7 @@ func openSQLiteSameRows(ctx context.Context, dir string, spaces int) (*sqliteSam
 			}
 			req.Upserts = append(req.Upserts, teammem.Upsert{Key: pushKey, Content: prose(uint64(conn), entryBytes)})
 			if _, err := w.Write(ctx, teammem.WriteCall{Principal: owner, Repo: repo.Slug, Scope: teammem.ScopeTeam,
-				Target: teammem.Target{Repo: repo, Space: sp}, Request: req}); err != nil {
+				Request: req}); err != nil {
 				return err
 			}
 			e, err := st.EntryGet(ctx, org.ID, sp.ID, pushKey)

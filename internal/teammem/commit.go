@@ -33,6 +33,9 @@ type ApplyParams struct {
 	// fails in the early call (a conflict report is then made under the
 	// lock).
 	Early bool
+	// Timing, when set, is told how long the write waited for the
+	// space's lock and held it (the request's Server-Timing).
+	Timing *WriteTiming
 }
 
 // errEarly is what current returns to an early plan: content for a
@@ -122,7 +125,7 @@ func SpaceApply(ctx context.Context, st Store, orgID, spaceID int64, p ApplyPara
 	if p.Early {
 		early = planEarly(st.HeadsCache(), orgID, spaceID, p)
 	}
-	tx, err := st.SpaceWrite(ctx, orgID, spaceID)
+	tx, err := st.SpaceWrite(ctx, orgID, spaceID, p.Timing)
 	if err != nil {
 		return Space{}, err
 	}

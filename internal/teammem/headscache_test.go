@@ -48,3 +48,48 @@ func TestHeadsCache(t *testing.T) {
 		t.Error("a nil cache returned heads")
 	}
 }
+
+// TestHeadsCacheSpaceHeads: a space head is found by its key while fresh,
+// a space of another user or scope is another key, an older version
+// announced elsewhere keeps it and a newer one drops it, and Reset forgets
+// space heads with the entry heads. A nil cache keeps nothing.
+func TestHeadsCacheSpaceHeads(t *testing.T) {
+	c := NewHeadsCache(5)
+	now := time.Now()
+	p := Principal{Org: Org{ID: 1}, User: User{ID: 9}}
+	team, mine := SpaceKeyOf(p, "o/r", ScopeTeam), SpaceKeyOf(p, "o/r", ScopePersonal)
+	if team == mine || mine.User != 9 || team.User != 0 {
+		t.Fatalf("keys: team %+v, personal %+v", team, mine)
+	}
+	c.PutHead(team, Repo{ID: 2}, Space{ID: 7, Version: 4}, now)
+	if _, _, ok := c.Head(mine, now); ok {
+		t.Fatal("the personal space was served the team space's head")
+	}
+	if repo, sp, ok := c.Head(team, now); !ok || repo.ID != 2 || sp.Version != 4 {
+		t.Fatalf("Head = %v %v %v", repo, sp, ok)
+	}
+	if _, _, ok := c.Head(team, now.Add(HeadTTL)); ok {
+		t.Fatal("an expired head was served")
+	}
+	c.SpaceMoved(team, 4)
+	if _, _, ok := c.Head(team, now); !ok {
+		t.Fatal("the cached version's own announcement dropped it")
+	}
+	c.SpaceMoved(team, 5)
+	if _, _, ok := c.Head(team, now); ok {
+		t.Fatal("a newer version elsewhere left the head cached")
+	}
+	c.PutHead(team, Repo{ID: 2}, Space{ID: 7, Version: 5}, now)
+	c.Put(Space{ID: 7, Version: 5}, map[string]Entry{})
+	c.Reset()
+	if _, _, ok := c.Head(team, now); ok {
+		t.Fatal("Reset kept a space head")
+	}
+	var none *HeadsCache
+	none.PutHead(team, Repo{}, Space{ID: 7}, now)
+	none.CorrectHead(team, Repo{}, Space{ID: 7}, now)
+	none.SpaceMoved(team, 1)
+	if _, _, ok := none.Head(team, now); ok {
+		t.Fatal("a nil cache served a head")
+	}
+}

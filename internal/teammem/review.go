@@ -49,8 +49,8 @@ func holdReason(call WriteCall, l Limits) string {
 // stores it as a proposal. held reports whether the write ends here: it
 // was held, it changed nothing, or it was refused (err); false means it
 // applies directly after all (poisoning: review found nothing).
-func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc *scanner, plan planFunc) (res WriteResult, held bool, err error) {
-	p, space := call.Principal, call.Target.Space
+func (w *Writer) propose(ctx context.Context, call WriteCall, target Target, reason string, sc *scanner, plan planFunc) (res WriteResult, held bool, err error) {
+	p, space := call.Principal, target.Space
 	if space.ID == 0 {
 		space.Checksum = EmptySpaceChecksum // what a client may chain on
 	}
@@ -76,7 +76,7 @@ func (w *Writer) propose(ctx context.Context, call WriteCall, reason string, sc 
 		}
 		break
 	}
-	res.Space, res.Repo = space, call.Target.Repo
+	res.Space, res.Repo = space, target.Repo
 	switch {
 	case errors.Is(err, errRescan):
 		return WriteResult{}, true, Errorf(EUnavailable, "the space keeps changing under this write; try again")

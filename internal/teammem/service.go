@@ -3,6 +3,7 @@ package teammem
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"time"
 )
@@ -31,13 +32,14 @@ type WriteCall struct {
 	// Audit lists events that commit in the write's own transaction when
 	// it changes something (ActorID and Repo default to the call's).
 	Audit []AuditEvent
-	// Target is the repo and space the write goes to, as the server found
-	// them (from its cache): either has ID 0 when it does not exist yet.
-	// Missing, when set, is why there is none (the repo does not exist and
-	// the org does not create repos); it is returned once the caller is
-	// authorized.
-	Target  Target
-	Missing error
+	// Store, when set, is the memory store the write goes to, as the
+	// dialect loaded it to authorize the request (by its id, which no repo
+	// slug reaches for an API store). Otherwise Repo and Scope name the
+	// space, which the Writer finds through its Targets.
+	Store *MemoryStore
+	// Timing, when set, is told how long the write waited for its space's
+	// lock and held it.
+	Timing *WriteTiming
 	// SessionID is the Claude Code session the write came from, when the
 	// client said (X-Claude-Code-Session-Id); recorded with each version.
 	SessionID string
@@ -63,10 +65,12 @@ type ChangePublisher interface {
 	Publish(ctx context.Context, repo string, head Space)
 }
 
-// Writer is the one write path of every dialect, a straight line:
-// authorize → cheap checks (slug, keys, sizes, entry count) → scan (outside
-// any lock) → store apply (plan under the space's lock; audit in the same
-// transaction; announce where the store can) → publish.
+// Writer is the one write path of every dialect, a straight line: find
+// the space (Targets, through the store's head cache; names holding
+// secrets refused) → authorize → cheap checks (slug, keys, sizes, entry
+// count) → scan (outside any lock) → store apply (plan under the space's
+// lock; audit in the same transaction; announce where the store can) →
+// publish → keep the head cache true.
 type Writer struct {
 	Store              Store
 	Publisher          ChangePublisher // nil: nobody hears of changes
@@ -95,6 +99,11 @@ var errRescan = errors.New("content changed since it was scanned")
 // exist yet is created only once a plan against the empty space found
 // something to commit, so a refused or empty write leaves nothing behind.
 func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, err error) {
+	defer func() { w.noteHead(call, res, err) }()
+	target, missing, err := w.target(ctx, call)
+	if err != nil {
+		return res, err
+	}
 	if err := authorizeWrite(call); err != nil {
 		return res, err
 	}
@@ -106,13 +115,13 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	}()
 	p, req := call.Principal, call.Request
 	limits := p.Org.Limits(w.Defaults)
-	if err := checkCall(call, limits); err != nil {
+	if err := checkCall(call, target, limits); err != nil {
 		return res, err
 	}
-	if call.Missing != nil {
-		return res, call.Missing
+	if missing != nil {
+		return res, missing // said only to a caller who may write
 	}
-	repo, space := call.Target.Repo, call.Target.Space
+	repo, space := target.Repo, target.Space
 	// Hashed once, outside any lock.
 	sums := make(map[string]string, len(req.Upserts))
 	for _, u := range req.Upserts {
@@ -133,7 +142,7 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 		return changes, r, err
 	}
 	if reason := holdReason(call, limits); reason != "" {
-		r, held, err := w.propose(ctx, call, reason, &sc, plan)
+		r, held, err := w.propose(ctx, call, target, reason, &sc, plan)
 		if err != nil || held {
 			return r, err
 		}
@@ -151,7 +160,8 @@ func (w *Writer) Write(ctx context.Context, call WriteCall) (res WriteResult, er
 	for round := 1; ; round++ {
 		announced := false
 		head, err := SpaceApply(ctx, w.Store, p.Org.ID, space.ID, ApplyParams{
-			Actor: actorOf(call),
+			Actor:  actorOf(call),
+			Timing: call.Timing,
 			// Planned before the lock when the store has the space's heads
 			// cached: the writer turn is then only the SQL.
 			Early: true,
@@ -222,10 +232,10 @@ func actorOf(call WriteCall) Actor {
 // proportion to the request: a request that will be refused is refused
 // before any scan. More upserts than the entry cap can never all land
 // (every one would be live afterwards), so that is refused here too.
-func checkCall(call WriteCall, limits Limits) error {
+func checkCall(call WriteCall, target Target, limits Limits) error {
 	// A store created through the memory stores API has a hidden repo row
 	// whose slug is deliberately not a repo slug; its target was loaded.
-	if !call.Target.Repo.Store {
+	if !target.Repo.Store {
 		if err := ValidateRepoSlug(call.Repo); err != nil {
 			return err
 		}
@@ -238,6 +248,92 @@ func checkCall(call WriteCall, limits Limits) error {
 		return TooManyEntries(limits.MaxEntries, n)
 	}
 	return ValidateWrite(call.Request, limits)
+}
+
+// Targets is the caching store decorator the Writer finds a write's space
+// through, which the server's reads share.
+func (w *Writer) Targets() Targets {
+	return Targets{Store: w.Store, Scanner: w.Scanner, Defaults: w.Defaults}
+}
+
+// target finds the repo and space call writes. missing, when set, is why
+// there is none (the repo does not exist and the org does not create
+// repos): Write says it once the caller is authorized. The client name,
+// stored with every version written, and the slug of a repo the write
+// would create, which names it for good, are refused when they hold a
+// secret, rather than replaced, so that a client sending one learns it at
+// once; an existing repo's slug was checked when it was created.
+func (w *Writer) target(ctx context.Context, call WriteCall) (t Target, missing, err error) {
+	org := call.Principal.Org
+	if m := call.Store; m != nil {
+		// Named by its id: it was loaded, and its repo exists (and was
+		// checked when it was made).
+		return Target{Repo: m.Repo, Space: m.Space}, nil, RefuseSecret(w.Scanner, org, "client", call.ClientID)
+	}
+	t, err = w.Targets().Find(ctx, call.Principal, call.Repo, call.Scope, true)
+	var te *Error
+	switch {
+	case errors.As(err, &te) && te.Code == ENotFound:
+		return Target{}, err, nil
+	case err != nil:
+		return t, nil, err
+	}
+	return t, nil, w.refuseNames(call, t)
+}
+
+// refuseNames refuses the names a write to t would store that hold a
+// secret: the client's, and the slug of a repo it would create.
+func (w *Writer) refuseNames(call WriteCall, t Target) error {
+	org := call.Principal.Org
+	if t.Repo.ID == 0 {
+		if err := RefuseSecret(w.Scanner, org, "repo", call.Repo); err != nil {
+			return err
+		}
+	}
+	return RefuseSecret(w.Scanner, org, "client", call.ClientID)
+}
+
+// noteHead keeps the store's cache of space heads true after a write: the
+// head it committed, or the one it read under the space's lock without
+// moving it, is the newest there is.
+func (w *Writer) noteHead(call WriteCall, res WriteResult, err error) {
+	cache, now := w.Store.HeadsCache(), time.Now()
+	code := ErrorCode(err)
+	if code == EUnavailable || code == EInternal {
+		// The write may have committed all the same (the connection died
+		// at COMMIT): the next read of the space goes to the database, so
+		// a client that retries or reads sees what is there.
+		cache.SpaceMoved(SpaceKeyOf(call.Principal, call.Repo, call.Scope), math.MaxInt64)
+	}
+	k := SpaceKey{Org: call.Principal.Org.ID, Repo: call.Repo, Scope: res.Space.Scope, User: res.Space.UserID}
+	switch {
+	case err == nil && !res.Noop():
+		// The next pull or push of the space here reads nothing.
+		cache.PutHead(k, res.Repo, res.Space, now)
+	case res.Space.ID != 0 && (err == nil || code == EPreconditionFailed || code == EConflict):
+		// The write changed nothing, or was refused for its base, after
+		// reading the head under the space's lock: that head is committed
+		// and as new as any. Caching it means a head this process holds
+		// wrongly (a read that raced a write) is corrected by the first
+		// write it makes fail, instead of refusing every retry until the
+		// TTL ends (PutHead never goes back to an older version).
+		cache.CorrectHead(k, res.Repo, res.Space, now)
+	}
+}
+
+// Ensure makes sure the repo and space call names exist, by the rules of
+// a first push (the org may create repos; names holding secrets are
+// refused), and returns them. The caller has authorized the write.
+func (w *Writer) Ensure(ctx context.Context, call WriteCall) (Target, error) {
+	t, err := w.Targets().Find(ctx, call.Principal, call.Repo, call.Scope, true)
+	if err != nil || t.Space.ID != 0 {
+		return t, err
+	}
+	if err := w.refuseNames(call, t); err != nil {
+		return t, err
+	}
+	t.Repo, t.Space, err = w.ensure(ctx, call.Principal, call)
+	return t, err
 }
 
 // ensure creates the call's repo and space, which a plan against the empty

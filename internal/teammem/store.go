@@ -82,10 +82,12 @@ type Store interface {
 	SpaceEnsure(ctx context.Context, orgID int64, ref SpaceRef) (Space, error)
 	// SpaceWrite opens the write transaction of one space: the driver's
 	// SQL for the commit sequence that SpaceApply runs (LockSpace takes the
-	// space's lock). The caller ends it with Commit or Rollback.
-	SpaceWrite(ctx context.Context, orgID, spaceID int64) (WriteTx, error)
-	// HeadsCache is the store's cache of entry heads by space head, which
-	// SpaceApply reads and keeps.
+	// space's lock). The caller ends it with Commit or Rollback. timing,
+	// when not nil, is told how long the lock was waited for and held.
+	SpaceWrite(ctx context.Context, orgID, spaceID int64, timing *WriteTiming) (WriteTx, error)
+	// HeadsCache is the store's one cache of heads: space heads by the
+	// name a request gives them, which Targets reads and the Writer keeps,
+	// and entry heads by space head, which SpaceApply reads and keeps.
 	HeadsCache() *HeadsCache
 	// CanAnnounce reports whether a WriteTx sends ApplyParams.Announce's
 	// notification inside the write's transaction (Postgres NOTIFY). When

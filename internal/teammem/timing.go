@@ -1,7 +1,6 @@
 package teammem
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,23 +21,6 @@ type WriteTiming struct {
 	// for stores whose lock all orgs share (SQLite).
 	others atomic.Int64
 	shared atomic.Bool // others was recorded
-}
-
-type writeTimingKey struct{}
-
-// WriteTimingKey is the context key under which a request carries its
-// *WriteTiming (a context of the server's own may answer it directly).
-var WriteTimingKey any = writeTimingKey{}
-
-// WithWriteTiming returns ctx carrying t.
-func WithWriteTiming(ctx context.Context, t *WriteTiming) context.Context {
-	return context.WithValue(ctx, WriteTimingKey, t)
-}
-
-// WriteTimingFrom returns the *WriteTiming ctx carries, or nil.
-func WriteTimingFrom(ctx context.Context) *WriteTiming {
-	t, _ := ctx.Value(WriteTimingKey).(*WriteTiming)
-	return t
 }
 
 // Waited adds d to the time spent waiting for the lock.

@@ -10,27 +10,16 @@ import (
 )
 
 // Authenticated pulls that end in 304 are served from memory: the key's
-// principal and the space's head are cached. Entries are dropped at once by
-// the replica that changes them and, through the event broker (LISTEN/NOTIFY
-// on Postgres), by every other replica; a TTL bounds staleness should a
-// notification ever be lost, and a broker reconnect drops everything.
+// principal is cached here, the space's head in the store's head cache
+// (teammem.HeadsCache, which the Writer keeps). Entries are dropped at once
+// by the replica that changes them and, through the event broker
+// (LISTEN/NOTIFY on Postgres), by every other replica; a TTL bounds
+// staleness should a notification ever be lost, and a broker reconnect
+// drops everything.
 const (
 	authTTL = 30 * time.Second
-	headTTL = 10 * time.Second
+	headTTL = teammem.HeadTTL
 )
-
-type headKey struct {
-	org   int64
-	repo  string
-	scope teammem.Scope
-	user  int64
-}
-
-type cachedHead struct {
-	repo  teammem.Repo
-	space teammem.Space
-	at    time.Time
-}
 
 type cachedPrincipal struct {
 	p  teammem.Principal
@@ -49,12 +38,12 @@ type bodyKey struct {
 // maxBodyCacheBytes bounds the encoded bodies kept per replica.
 const maxBodyCacheBytes = 64 << 20
 
-// cache holds principals by key hash, space heads by space and encoded pull
-// bodies by space version.
+// cache holds principals by key hash and encoded pull bodies by space
+// version, and applies the broker's events to the store's head cache.
 type cache struct {
 	mu        sync.RWMutex
 	auth      map[[32]byte]cachedPrincipal
-	heads     map[headKey]cachedHead
+	heads     *teammem.HeadsCache // the store's
 	bodies    map[bodyKey][]byte
 	bodyBytes int
 	// spaceBodies lists the cached bodies of each space, all of one
@@ -64,12 +53,12 @@ type cache struct {
 	// stores are memory stores by id, and storeByHead which one a space
 	// event names (storecache.go).
 	stores      map[storeKey]cachedStore
-	storeByHead map[headKey]storeKey
+	storeByHead map[teammem.SpaceKey]storeKey
 }
 
-func newCache() *cache {
-	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: map[headKey]cachedHead{}, bodies: map[bodyKey][]byte{},
-		spaceBodies: map[int64][]bodyKey{}, stores: map[storeKey]cachedStore{}, storeByHead: map[headKey]storeKey{}}
+func newCache(heads *teammem.HeadsCache) *cache {
+	return &cache{auth: map[[32]byte]cachedPrincipal{}, heads: heads, bodies: map[bodyKey][]byte{},
+		spaceBodies: map[int64][]bodyKey{}, stores: map[storeKey]cachedStore{}, storeByHead: map[teammem.SpaceKey]storeKey{}}
 }
 
 func (c *cache) body(k bodyKey) ([]byte, bool) {
@@ -123,51 +112,12 @@ func (c *cache) putPrincipal(hash [32]byte, p teammem.Principal, now time.Time) 
 	c.auth[hash] = cachedPrincipal{p: p, at: now}
 }
 
-func (c *cache) head(k headKey, now time.Time) (cachedHead, bool) {
-	c.mu.RLock()
-	e, ok := c.heads[k]
-	c.mu.RUnlock()
-	return e, ok && now.Sub(e.at) < headTTL
-}
-
-// putHead caches a space's head, read from the database or just committed
-// by this replica. It never replaces a newer live head of the same space: a
-// read that started before a write committed must not undo it.
-func (c *cache) putHead(k headKey, repo teammem.Repo, sp teammem.Space, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.heads[k]; ok && e.space.ID == sp.ID && e.space.Version > sp.Version && now.Sub(e.at) < headTTL {
-		return
-	}
-	if len(c.heads) > 100_000 {
-		clear(c.heads)
-	}
-	c.heads[k] = cachedHead{repo: repo, space: sp, at: now}
-}
-
-// correctHead caches a head a write read under the space's lock and did
-// not move, when the cache holds another one for the space: it changes
-// nothing (nor extends the TTL) when the cache already agrees, as it does
-// for a refusal planned against the cached head itself.
-func (c *cache) correctHead(k headKey, repo teammem.Repo, sp teammem.Space, now time.Time) {
-	c.mu.RLock()
-	e, ok := c.heads[k]
-	c.mu.RUnlock()
-	if ok && e.space.ID == sp.ID && e.space.Version == sp.Version && e.space.Checksum == sp.Checksum {
-		return
-	}
-	c.putHead(k, repo, sp, now)
-}
-
-// spaceMoved forgets a space's head unless the cache already holds the
-// announced version or a later one, as after this replica's own write.
-func (c *cache) spaceMoved(k headKey, version int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.heads[k]; ok && e.space.Version < version {
-		delete(c.heads, k)
-	}
-	c.storeMovedLocked(k, version)
+// spaceMoved forgets a space's head, and its store, unless the cache
+// already holds the announced version or a later one, as after this
+// replica's own write.
+func (c *cache) spaceMoved(k teammem.SpaceKey, version int64) {
+	c.heads.SpaceMoved(k, version)
+	c.storeMoved(k, version)
 }
 
 // dropOrg forgets every cached principal of an org.
@@ -185,20 +135,20 @@ func (c *cache) dropOrg(org int64) {
 func (c *cache) reset() {
 	c.mu.Lock()
 	clear(c.auth)
-	clear(c.heads)
 	clear(c.bodies)
 	clear(c.spaceBodies)
 	clear(c.stores)
 	clear(c.storeByHead)
 	c.bodyBytes = 0
 	c.mu.Unlock()
+	c.heads.Reset()
 }
 
 // apply handles one broker event.
 func (c *cache) apply(e events.Event) {
 	switch e.Kind {
 	case events.KindSpace:
-		c.spaceMoved(headKey{org: e.OrgID, repo: e.Repo, scope: teammem.Scope(e.Scope), user: e.UserID}, e.Version)
+		c.spaceMoved(teammem.SpaceKey{Org: e.OrgID, Repo: e.Repo, Scope: teammem.Scope(e.Scope), User: e.UserID}, e.Version)
 	case events.KindAuth:
 		c.dropOrg(e.OrgID)
 	case events.KindStore:

@@ -9,20 +9,20 @@ import (
 )
 
 func TestHeadCacheKeepsTheNewestHead(t *testing.T) {
-	c := newCache()
-	k := headKey{org: 1, repo: "o/r", scope: teammem.ScopeTeam}
+	c := newCache(teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries))
+	k := teammem.SpaceKey{Org: 1, Repo: "o/r", Scope: teammem.ScopeTeam}
 	now := time.Now()
 	at := func(v int64) teammem.Space { return teammem.Space{ID: 7, Version: v} }
 	version := func() int64 {
 		t.Helper()
-		h, ok := c.head(k, now)
+		_, h, ok := c.heads.Head(k, now)
 		if !ok {
 			return -1
 		}
-		return h.space.Version
+		return h.Version
 	}
-	c.putHead(k, teammem.Repo{}, at(5), now) // this replica's write
-	c.putHead(k, teammem.Repo{}, at(4), now) // a read that began before it
+	c.heads.PutHead(k, teammem.Repo{}, at(5), now) // this replica's write
+	c.heads.PutHead(k, teammem.Repo{}, at(4), now) // a read that began before it
 	if v := version(); v != 5 {
 		t.Fatalf("after a stale read the cache holds version %d, want 5", v)
 	}
@@ -35,15 +35,15 @@ func TestHeadCacheKeepsTheNewestHead(t *testing.T) {
 		t.Fatalf("a newer version elsewhere left version %d cached", v)
 	}
 	// An expired head gives way even to an older one: the database is the truth.
-	c.putHead(k, teammem.Repo{}, at(9), now.Add(-2*headTTL))
-	c.putHead(k, teammem.Repo{}, at(8), now)
+	c.heads.PutHead(k, teammem.Repo{}, at(9), now.Add(-2*headTTL))
+	c.heads.PutHead(k, teammem.Repo{}, at(8), now)
 	if v := version(); v != 8 {
 		t.Fatalf("an expired head was kept over a fresh read: %d", v)
 	}
 }
 
 func TestBodyCacheDropsSupersededVersions(t *testing.T) {
-	c := newCache()
+	c := newCache(teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries))
 	body := func(v int64, hashes bool) bodyKey { return bodyKey{space: 7, version: v, hashes: hashes, repo: "o/r"} }
 	c.putBody(body(1, false), make([]byte, 100))
 	c.putBody(body(1, true), make([]byte, 10))
@@ -73,7 +73,7 @@ func TestBodyCacheDropsSupersededVersions(t *testing.T) {
 // of a newer version drops the store (its own echo does not), a store event
 // drops the org's stores and no other org's, and entries expire.
 func TestStoreCacheFollowsEvents(t *testing.T) {
-	c := newCache()
+	c := newCache(teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries))
 	now := time.Now()
 	store := func(org int64, uid string, v int64) teammem.MemoryStore {
 		return teammem.MemoryStore{Space: teammem.Space{ID: org*10 + v, OrgID: org, UID: uid, Scope: teammem.ScopeTeam, Version: v},
@@ -110,32 +110,32 @@ func TestStoreCacheFollowsEvents(t *testing.T) {
 }
 
 // TestHeadCacheCorrectedByARefusedWrite: a write refused for its base read
-// the true head under the lock; correctHead puts it over a wrong cached head
+// the true head under the lock; CorrectHead puts it over a wrong cached head
 // of the same or an older version, never over a newer one, and leaves an
 // agreeing entry (and its age) alone.
 func TestHeadCacheCorrectedByARefusedWrite(t *testing.T) {
-	c := newCache()
-	k := headKey{org: 1, repo: "o/r", scope: teammem.ScopeTeam}
+	c := newCache(teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries))
+	k := teammem.SpaceKey{Org: 1, Repo: "o/r", Scope: teammem.ScopeTeam}
 	t0 := time.Now()
 	sp := func(v int64, sum string) teammem.Space { return teammem.Space{ID: 7, Version: v, Checksum: sum} }
 	head := func(now time.Time) (teammem.Space, bool) {
-		h, ok := c.head(k, now)
-		return h.space, ok
+		_, h, ok := c.heads.Head(k, now)
+		return h, ok
 	}
-	c.putHead(k, teammem.Repo{}, sp(28, "sha256:wrong"), t0)
-	c.correctHead(k, teammem.Repo{}, sp(28, "sha256:right"), t0)
+	c.heads.PutHead(k, teammem.Repo{}, sp(28, "sha256:wrong"), t0)
+	c.heads.CorrectHead(k, teammem.Repo{}, sp(28, "sha256:right"), t0)
 	if h, _ := head(t0); h.Checksum != "sha256:right" {
 		t.Fatalf("same version, other checksum: cache holds %s", h.Checksum)
 	}
-	c.correctHead(k, teammem.Repo{}, sp(29, "sha256:new"), t0)
+	c.heads.CorrectHead(k, teammem.Repo{}, sp(29, "sha256:new"), t0)
 	if h, _ := head(t0); h.Version != 29 {
 		t.Fatalf("older cached head not corrected: version %d", h.Version)
 	}
-	c.correctHead(k, teammem.Repo{}, sp(28, "sha256:right"), t0)
+	c.heads.CorrectHead(k, teammem.Repo{}, sp(28, "sha256:right"), t0)
 	if h, _ := head(t0); h.Version != 29 {
 		t.Fatalf("an older head replaced a newer one: version %d", h.Version)
 	}
-	c.correctHead(k, teammem.Repo{}, sp(29, "sha256:new"), t0.Add(headTTL-time.Millisecond))
+	c.heads.CorrectHead(k, teammem.Repo{}, sp(29, "sha256:new"), t0.Add(headTTL-time.Millisecond))
 	if _, ok := head(t0.Add(headTTL + time.Millisecond)); ok {
 		t.Fatal("an agreeing correction extended the entry's age")
 	}

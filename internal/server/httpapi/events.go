@@ -190,7 +190,7 @@ func (s *Server) heads(r *http.Request, p teammem.Principal, slug string, person
 	for _, ref := range refs {
 		sp, err := s.store.SpaceGet(r.Context(), p.Org.ID, ref)
 		if teammem.ErrorCode(err) == teammem.ENotFound {
-			sp, err = emptySpace(ref, repo), nil
+			sp, err = teammem.EmptySpace(ref, repo), nil
 		}
 		if err != nil {
 			return nil, err

@@ -129,7 +129,7 @@ func (s *Server) storeWrite(r *http.Request, sr *storeReq, req teammem.WriteRequ
 	}
 	req.Explicit, req.RefuseSecrets = true, true
 	call := writeCall(r, sr.p, sr.api, sr.store.Repo.Slug, sr.store.Space.Scope, req)
-	call.Target = teammem.Target{Repo: sr.store.Repo, Space: sr.store.Space}
+	call.Store = &sr.store
 	res, err := s.write(r.Context(), call)
 	if err != nil {
 		s.forgetIfArchived(sr, err)
@@ -246,28 +246,22 @@ func queryInt(r *http.Request, name string, def, min, max int) (int, error) {
 // caller's own), and the answer is the space as a memory store, with its
 // repo, scope and the store path a Claude Code client is configured with.
 func (s *Server) ensureMemoryStore(w http.ResponseWriter, r *http.Request) error {
-	sr, err := s.resolveSpace(r, true)
+	call, err := s.v1Call(r, teammem.WriteRequest{})
 	if err != nil {
 		return err
 	}
-	if sr.space.ID == 0 {
-		if err := s.refuseWriteSecrets(sr, clientID(r)); err != nil {
-			return err
-		}
-		repo, err := s.store.RepoEnsure(r.Context(), sr.p.Org.ID, sr.slug)
-		if err != nil {
-			return err
-		}
-		sr.repo = repo
-		if sr.space, err = s.store.SpaceEnsure(r.Context(), sr.p.Org.ID, sr.ref()); err != nil {
-			return err
-		}
+	if err := authorize(call.Principal, scopeAction(call.Scope, true), true); err != nil {
+		return err
 	}
-	m, err := s.store.MemoryStoreGet(r.Context(), sr.p.Org.ID, sr.space.UID)
+	t, err := s.writer.Ensure(r.Context(), call)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, repoStoreObject{storeObject: storeOf(m), Repo: sr.slug, Scope: sr.scope,
+	m, err := s.store.MemoryStoreGet(r.Context(), call.Principal.Org.ID, t.Space.UID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, repoStoreObject{storeObject: storeOf(m), Repo: call.Repo, Scope: call.Scope,
 		Path: "/v1/memory_stores/" + m.ID()})
 	return nil
 }

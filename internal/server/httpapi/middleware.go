@@ -235,10 +235,12 @@ func (s *Server) routeAhead(r *http.Request) {
 }
 
 // countPushTooLarge counts a request refused for its body size as a push,
-// when it is one and its handler has not counted it already.
+// when it is one. It is the one place that counts such a refusal: a
+// handler whose body read ran past the limit leaves it here (limitBody
+// learns of it from what the reads returned), so it is counted once.
 func (s *Server) countPushTooLarge(r *http.Request, err error) {
 	c := reqContextOf(r.Context())
-	if c == nil || c.pushCounted {
+	if c == nil {
 		return
 	}
 	route := c.route.RoutePattern()

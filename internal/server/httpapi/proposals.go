@@ -135,7 +135,7 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 		if m.Archived() {
 			return teammem.StoreArchived()
 		}
-		call.Target = teammem.Target{Repo: m.Repo, Space: m.Space}
+		call.Store = &m
 	}
 	call.Audit = []teammem.AuditEvent{{Action: "proposal.approve", Target: id,
 		Details: map[string]any{"author": prop.Author, "entries": len(prop.Changes)}}}

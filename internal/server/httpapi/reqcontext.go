@@ -24,7 +24,8 @@ type reqContext struct {
 	id    string
 	route *chi.Context
 	// timing is the request's writes' time on their space's write lock,
-	// which the store records and observe reports (Server-Timing).
+	// which s.write hands to the store with each write and observe
+	// reports (Server-Timing).
 	timing teammem.WriteTiming
 	// caller is set by requireKey, in the request's goroutine, before any
 	// handler runs; read-only afterwards.
@@ -33,9 +34,6 @@ type reqContext struct {
 	// (consoleBackend.Call) with caller already set: requireKey takes the
 	// caller as authenticated. Only that code sets it.
 	inProcess bool
-	// pushCounted is set by recordWrite: the request's write is in the
-	// push metrics, and limitBody must not count it again.
-	pushCounted bool
 
 	mu     sync.Mutex
 	ctx    context.Context // armed: a real context with the deadline
@@ -102,8 +100,6 @@ func (c *reqContext) Value(key any) any {
 		return c
 	case chi.RouteCtxKey:
 		return c.route
-	case teammem.WriteTimingKey:
-		return &c.timing
 	}
 	return c.parent.Value(key)
 }

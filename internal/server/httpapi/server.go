@@ -140,7 +140,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(),
+	s := &Server{store: store, cfg: cfg, log: log, metrics: metrics, events: cfg.Events, streamsDone: make(chan struct{}), cache: newCache(store.HeadsCache()),
 		limiter: limits{
 			writes: newLimiter("writes", RateLimit{cfg.WriteRate, cfg.WriteBurst}, cfg.UserWrite, cfg.OrgWrite),
 			reads:  newLimiter("reads", cfg.Read, cfg.UserRead, cfg.OrgRead),

@@ -29,8 +29,8 @@ type cachedStore struct {
 
 // storeHeadKey is the head cache's key of a store's space, by which space
 // events name it.
-func storeHeadKey(m teammem.MemoryStore) headKey {
-	return headKey{org: m.Space.OrgID, repo: m.Repo.Slug, scope: m.Space.Scope, user: m.Space.UserID}
+func storeHeadKey(m teammem.MemoryStore) teammem.SpaceKey {
+	return teammem.SpaceKey{Org: m.Space.OrgID, Repo: m.Repo.Slug, Scope: m.Space.Scope, User: m.Space.UserID}
 }
 
 func (c *cache) store(k storeKey, now time.Time) (teammem.MemoryStore, bool) {
@@ -53,8 +53,10 @@ func (c *cache) putStore(k storeKey, m teammem.MemoryStore, now time.Time) {
 }
 
 // storeMoved forgets the store of a space that reached version, unless the
-// cached one is already there. The caller holds c.mu.
-func (c *cache) storeMovedLocked(hk headKey, version int64) {
+// cached one is already there.
+func (c *cache) storeMoved(hk teammem.SpaceKey, version int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	k, ok := c.storeByHead[hk]
 	if !ok {
 		return

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
-	"github.com/teammem/teammem/internal/wire"
 )
 
 // The Claude Code team memory endpoint (design §4.1, reference §3.4): a
@@ -190,7 +190,10 @@ func (s *Server) putTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	slug := r.URL.Query().Get("repo")
 	req, err := decodeTeamMemoryPut(r)
 	if err != nil {
-		s.recordWrite(r.Context(), p, apiClaudeCode, slug, teammem.WriteResult{}, err)
+		var tooLarge *http.MaxBytesError
+		if !errors.As(err, &tooLarge) { // limitBody counts those
+			s.recordWrite(r.Context(), p, apiClaudeCode, slug, teammem.WriteResult{}, err)
+		}
 		return err
 	}
 	res, err := s.write(r.Context(), writeCall(r, p, apiClaudeCode, slug, teammem.ScopeTeam, req))
@@ -230,123 +233,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// pushOutcome names the metric outcome of a write's error: its reason's
-// (pushRefusals), else its code's.
-func pushOutcome(res teammem.WriteResult, err error) string {
-	if o := pushRefusals[teammem.ErrorReason(err)].outcome; o != "" {
-		return o
-	}
-	switch teammem.ErrorCode(err) {
-	case "":
-		if res.Held() {
-			return "held"
-		}
-		if res.Noop() {
-			return "noop"
-		}
-		return "ok"
-	case teammem.EConflict, teammem.EPreconditionFailed:
-		return "conflict"
-	case teammem.ETooLarge:
-		return "entry_too_large"
-	case teammem.ESecretDetected:
-		return "secret_rejected"
-	case teammem.ERateLimited:
-		return "rate_limited"
-	case teammem.EInvalid, teammem.EForbidden, teammem.ENotFound:
-		return "invalid"
-	default:
-		return "error"
-	}
-}
-
-// pushRefusals is the push metrics' table of refusal reasons: the outcome
-// label of a push refused for each ("": its code decides, in pushOutcome)
-// and the cap it counts as hit ("": none).
-var pushRefusals = map[teammem.Reason]struct{ outcome, cap string }{
-	teammem.ReasonTooManyEntries:    {"too_many_entries", "max_entries"},
-	teammem.ReasonEntryTooLarge:     {"entry_too_large", "max_entry_bytes"},
-	teammem.ReasonBodyTooLarge:      {"request_too_large", "max_body_bytes"},
-	teammem.ReasonSecretDetected:    {"secret_rejected", ""},
-	teammem.ReasonPoisoningDetected: {"poisoning_rejected", ""},
-	teammem.ReasonHeldForReview:     {"", ""}, // the stores' refusal of a write already counted as held
-	teammem.ReasonArchived:          {"", ""},
-	teammem.ReasonTooManyStores:     {"", ""}, // not a push
-	teammem.ReasonTooManyKeys:       {"", ""}, // not a push
-}
-
-// recordWrite turns a write's result into metrics and audit events. Secret
-// findings are recorded by rule id only.
-func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo string, res teammem.WriteResult, err error) {
-	if c := reqContextOf(ctx); c != nil {
-		c.pushCounted = true
-	}
-	err = asTooLarge(err)
-	org := p.Org.Slug
-	s.metrics.Pushes.WithLabelValues(org, api, pushOutcome(res, err)).Inc()
-	if teammem.ErrorCode(err) == teammem.ERateLimited {
-		s.metrics.PushesSuppressed.WithLabelValues(org, "rate_limited").Inc()
-	}
-	if err != nil {
-		if c := pushRefusals[teammem.ErrorReason(err)].cap; c != "" {
-			s.metrics.CapsHit.WithLabelValues(org, c).Inc()
-		}
-		poisoned, _ := teammem.ErrorDetails(err)["findings"].([]teammem.PoisonFinding)
-		for _, f := range poisoned {
-			s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, "rejected").Inc()
-		}
-		if code := teammem.ErrorCode(err); code == teammem.ESecretDetected || code == teammem.ETooLarge || poisoned != nil {
-			details := map[string]any{"api": api, "reason": nil} // the reason as the error body names it
-			if c := wire.RefusalCode(teammem.ErrorReason(err)); c != "" {
-				details["reason"] = c
-			}
-			if code == teammem.ESecretDetected {
-				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
-				details["rule_ids"] = teammem.RuleIDs(found)
-			}
-			if poisoned != nil {
-				details["rule_ids"] = teammem.PoisonRuleIDs(poisoned)
-			}
-			if s.refuseSecret(p.Org, "repo", repo) != nil {
-				repo = "" // a refused push never stores a slug nobody scanned clean
-			}
-			s.audit(ctx, p, "push.rejected", repo, "", details)
-		}
-		return
-	}
-	action := "flagged"
-	if res.Held() {
-		action = "held"
-		s.metrics.Proposals.WithLabelValues(org, "created").Inc()
-	} else if res.Noop() {
-		s.metrics.PushesSuppressed.WithLabelValues(org, "noop").Inc()
-	}
-	for _, f := range res.Findings {
-		s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, action).Inc()
-	}
-	if n := len(res.Written) + len(res.Deleted); n > 0 {
-		s.metrics.EntriesWritten.WithLabelValues(org).Add(float64(n))
-	}
-	for _, f := range res.SkippedSecrets {
-		s.metrics.SecretsSkipped.WithLabelValues(org, f.RuleID).Inc()
-	}
-	if n := len(res.SkippedTombstoned); n > 0 {
-		s.metrics.TombstonesRefused.WithLabelValues(org).Add(float64(n))
-	}
-	// A committed write's push.secret_skipped row committed with it.
-}
-
-// audit appends an audit event; a failure is logged, never fatal to the request.
-func (s *Server) audit(ctx context.Context, p teammem.Principal, action, repo, target string, details map[string]any) {
-	// Round-trip details through JSON so only plain values are stored.
-	if b, err := json.Marshal(details); err == nil {
-		details = nil
-		_ = json.Unmarshal(b, &details)
-	}
-	if err := s.store.AuditAppend(context.WithoutCancel(ctx), p.Org.ID, teammem.AuditEvent{ActorID: p.User.ID, Action: action,
-		Repo: repo, Target: target, Details: details}); err != nil {
-		s.log.ErrorContext(ctx, "audit append failed", "action", action, "error", err.Error())
-	}
 }

@@ -2,14 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"math"
 	"net/http"
 	"strings"
-	"time"
 	"unicode"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // The dialect labels of writes, for metrics and audit.
@@ -49,61 +49,146 @@ func sessionID(r *http.Request) string {
 	return v
 }
 
-// write hands a dialect's call to the Writer with what only the server
-// knows around it: the key's rate limit and the space from the head cache
-// before, the committed head back into the cache and the metrics after.
+// write hands a dialect's call to the Writer, the one write path, with
+// what only the server knows around it: the key's rate limit and the
+// request's lock timing before, the metrics and audit of its outcome and
+// the memory store cache after. The Writer finds the space itself, through
+// the store's head cache, and keeps that cache true.
 func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
-	res, err := s.admitAndWrite(ctx, call)
-	s.recordWrite(ctx, call.Principal, call.API, call.Repo, res, err)
-	if code := teammem.ErrorCode(err); code == teammem.EUnavailable || code == teammem.EInternal {
-		// The write may have committed all the same (the connection died
-		// at COMMIT): the next read of the space goes to the database, so
-		// a client that retries or reads sees what is there.
-		s.cache.spaceMoved(spaceHeadKey(call.Principal, call.Repo, call.Scope), math.MaxInt64)
+	res, err := teammem.WriteResult{}, s.limiter.allowWrite(call.Principal, s.now())
+	if err == nil {
+		if c := reqContextOf(ctx); c != nil {
+			call.Timing = &c.timing
+		}
+		res, err = s.writer.Write(ctx, call)
 	}
-	hk := headKey{org: call.Principal.Org.ID, repo: call.Repo, scope: res.Space.Scope, user: res.Space.UserID}
+	s.recordWrite(ctx, call.Principal, call.API, call.Repo, res, err)
 	switch code := teammem.ErrorCode(err); {
+	case code == teammem.EUnavailable || code == teammem.EInternal:
+		// The write may have committed all the same: a cached store of the
+		// space may be behind.
+		s.cache.storeMoved(teammem.SpaceKeyOf(call.Principal, call.Repo, call.Scope), math.MaxInt64)
 	case err == nil && !res.Noop():
-		// The committed head is the newest there is: the next pull or push
-		// of the space on this replica reads nothing.
-		s.cache.putHead(hk, res.Repo, res.Space, time.Now())
-		s.cache.spaceMoved(hk, res.Space.Version) // its store, if cached, is behind
-	case res.Space.ID != 0 && (err == nil || code == teammem.EPreconditionFailed || code == teammem.EConflict):
-		// The write changed nothing, or was refused for its base, after
-		// reading the head under the space's lock: that head is committed
-		// and as new as any. Caching it means a head this replica holds
-		// wrongly (a read that raced a write) is corrected by the first
-		// write it makes fail, instead of refusing every retry until the
-		// TTL ends (putHead never goes back to an older version).
-		s.cache.correctHead(hk, res.Repo, res.Space, time.Now())
+		s.cache.storeMoved(teammem.SpaceKey{Org: call.Principal.Org.ID, Repo: call.Repo, Scope: res.Space.Scope, User: res.Space.UserID},
+			res.Space.Version)
 	}
 	return res, err
 }
 
-func (s *Server) admitAndWrite(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
-	if err := s.limiter.allowWrite(call.Principal, s.now()); err != nil {
-		return teammem.WriteResult{}, err
+// The metrics and audit of a write, whichever dialect made it.
+
+// pushOutcome names the metric outcome of a write's error: its reason's
+// (pushRefusals), else its code's.
+func pushOutcome(res teammem.WriteResult, err error) string {
+	if o := pushRefusals[teammem.ErrorReason(err)].outcome; o != "" {
+		return o
 	}
-	if call.Target.Space.ID != 0 {
-		// A memory store request names its space by id: it was loaded, and
-		// its repo exists (and was checked when it was made).
-		if err := s.refuseSecret(call.Principal.Org, "client", call.ClientID); err != nil {
-			return teammem.WriteResult{}, err
+	switch teammem.ErrorCode(err) {
+	case "":
+		if res.Held() {
+			return "held"
 		}
-		return s.writer.Write(ctx, call)
-	}
-	sr, err := s.loadSpace(ctx, call.Principal, call.Repo, call.Scope, true)
-	var te *teammem.Error
-	switch {
-	case errors.As(err, &te) && te.Code == teammem.ENotFound:
-		call.Missing = err // said only to a caller who may write
-	case err != nil:
-		return teammem.WriteResult{}, err
+		if res.Noop() {
+			return "noop"
+		}
+		return "ok"
+	case teammem.EConflict, teammem.EPreconditionFailed:
+		return "conflict"
+	case teammem.ETooLarge:
+		return "entry_too_large"
+	case teammem.ESecretDetected:
+		return "secret_rejected"
+	case teammem.ERateLimited:
+		return "rate_limited"
+	case teammem.EInvalid, teammem.EForbidden, teammem.ENotFound:
+		return "invalid"
 	default:
-		if err := s.refuseWriteSecrets(sr, call.ClientID); err != nil {
-			return teammem.WriteResult{}, err
-		}
-		call.Target = teammem.Target{Repo: sr.repo, Space: sr.space}
+		return "error"
 	}
-	return s.writer.Write(ctx, call)
+}
+
+// pushRefusals is the push metrics' table of refusal reasons: the outcome
+// label of a push refused for each ("": its code decides, in pushOutcome)
+// and the cap it counts as hit ("": none).
+var pushRefusals = map[teammem.Reason]struct{ outcome, cap string }{
+	teammem.ReasonTooManyEntries:    {"too_many_entries", "max_entries"},
+	teammem.ReasonEntryTooLarge:     {"entry_too_large", "max_entry_bytes"},
+	teammem.ReasonBodyTooLarge:      {"request_too_large", "max_body_bytes"},
+	teammem.ReasonSecretDetected:    {"secret_rejected", ""},
+	teammem.ReasonPoisoningDetected: {"poisoning_rejected", ""},
+	teammem.ReasonHeldForReview:     {"", ""}, // the stores' refusal of a write already counted as held
+	teammem.ReasonArchived:          {"", ""},
+	teammem.ReasonTooManyStores:     {"", ""}, // not a push
+	teammem.ReasonTooManyKeys:       {"", ""}, // not a push
+}
+
+// recordWrite turns a write's result into metrics and audit events. Secret
+// findings are recorded by rule id only.
+func (s *Server) recordWrite(ctx context.Context, p teammem.Principal, api, repo string, res teammem.WriteResult, err error) {
+	err = asTooLarge(err)
+	org := p.Org.Slug
+	s.metrics.Pushes.WithLabelValues(org, api, pushOutcome(res, err)).Inc()
+	if teammem.ErrorCode(err) == teammem.ERateLimited {
+		s.metrics.PushesSuppressed.WithLabelValues(org, "rate_limited").Inc()
+	}
+	if err != nil {
+		if c := pushRefusals[teammem.ErrorReason(err)].cap; c != "" {
+			s.metrics.CapsHit.WithLabelValues(org, c).Inc()
+		}
+		poisoned, _ := teammem.ErrorDetails(err)["findings"].([]teammem.PoisonFinding)
+		for _, f := range poisoned {
+			s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, "rejected").Inc()
+		}
+		if code := teammem.ErrorCode(err); code == teammem.ESecretDetected || code == teammem.ETooLarge || poisoned != nil {
+			details := map[string]any{"api": api, "reason": nil} // the reason as the error body names it
+			if c := wire.RefusalCode(teammem.ErrorReason(err)); c != "" {
+				details["reason"] = c
+			}
+			if code == teammem.ESecretDetected {
+				found, _ := teammem.ErrorDetails(err)["skippedSecrets"].([]teammem.SkippedSecret)
+				details["rule_ids"] = teammem.RuleIDs(found)
+			}
+			if poisoned != nil {
+				details["rule_ids"] = teammem.PoisonRuleIDs(poisoned)
+			}
+			if s.refuseSecret(p.Org, "repo", repo) != nil {
+				repo = "" // a refused push never stores a slug nobody scanned clean
+			}
+			s.audit(ctx, p, "push.rejected", repo, "", details)
+		}
+		return
+	}
+	action := "flagged"
+	if res.Held() {
+		action = "held"
+		s.metrics.Proposals.WithLabelValues(org, "created").Inc()
+	} else if res.Noop() {
+		s.metrics.PushesSuppressed.WithLabelValues(org, "noop").Inc()
+	}
+	for _, f := range res.Findings {
+		s.metrics.PoisonFindings.WithLabelValues(org, f.RuleID, action).Inc()
+	}
+	if n := len(res.Written) + len(res.Deleted); n > 0 {
+		s.metrics.EntriesWritten.WithLabelValues(org).Add(float64(n))
+	}
+	for _, f := range res.SkippedSecrets {
+		s.metrics.SecretsSkipped.WithLabelValues(org, f.RuleID).Inc()
+	}
+	if n := len(res.SkippedTombstoned); n > 0 {
+		s.metrics.TombstonesRefused.WithLabelValues(org).Add(float64(n))
+	}
+	// A committed write's push.secret_skipped row committed with it.
+}
+
+// audit appends an audit event; a failure is logged, never fatal to the request.
+func (s *Server) audit(ctx context.Context, p teammem.Principal, action, repo, target string, details map[string]any) {
+	// Round-trip details through JSON so only plain values are stored.
+	if b, err := json.Marshal(details); err == nil {
+		details = nil
+		_ = json.Unmarshal(b, &details)
+	}
+	if err := s.store.AuditAppend(context.WithoutCancel(ctx), p.Org.ID, teammem.AuditEvent{ActorID: p.User.ID, Action: action,
+		Repo: repo, Target: target, Details: details}); err != nil {
+		s.log.ErrorContext(ctx, "audit append failed", "action", action, "error", err.Error())
+	}
 }

@@ -28,7 +28,7 @@ func testWriteFairness(t *testing.T, b *bundle) {
 	repoB := must[teammem.Repo](t)(b.store.RepoEnsure(ctx, other.ID, "other/calm"))
 	spB := must[teammem.Space](t)(b.store.SpaceEnsure(ctx, other.ID, teammem.SpaceRef{RepoID: repoB.ID, Scope: teammem.ScopeTeam}))
 
-	open := must[teammem.WriteTx](t)(b.store.SpaceWrite(ctx, b.org.ID, spA.ID))
+	open := must[teammem.WriteTx](t)(b.store.SpaceWrite(ctx, b.org.ID, spA.ID, nil))
 	if _, err := open.LockSpace(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func testWriteFairness(t *testing.T, b *bundle) {
 		done := make(chan struct{})
 		wg.Go(func() {
 			defer close(done)
-			tx, err := b.store.SpaceWrite(ctx, orgID, spaceID)
+			tx, err := b.store.SpaceWrite(ctx, orgID, spaceID, nil)
 			if err != nil {
 				t.Error(name, err)
 				return

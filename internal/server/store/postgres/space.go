@@ -92,12 +92,12 @@ func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
 // A write is two round trips when the space's heads are cached: BEGIN and
 // the locking SELECT in one pipeline, the writes, audit rows, the
 // announcement and COMMIT in another.
-func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
+func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64, timing *teammem.WriteTiming) (teammem.WriteTx, error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, interpret(err)
 	}
-	return &writeTx{conn: conn, orgID: orgID, spaceID: spaceID, batch: &pgx.Batch{}}, nil
+	return &writeTx{conn: conn, orgID: orgID, spaceID: spaceID, batch: &pgx.Batch{}, timing: timing}, nil
 }
 
 // writeTx is the SQL of one Postgres write. Reads go out at once; writes
@@ -109,8 +109,8 @@ type writeTx struct {
 	open           bool // a transaction is open on conn
 	batch          *pgx.Batch
 	what           []string // what each queued statement does, for errors
-	// timing, when the request carries one, is told how long the row lock
-	// was waited for and held (from locked).
+	// timing, when the write has one, is told how long the row lock was
+	// waited for and held (from locked).
 	timing *teammem.WriteTiming
 	locked time.Time
 }
@@ -126,7 +126,6 @@ func (w *writeTx) queue(what, sql string, args ...any) {
 // lock's previous holder (MemoryStoreUpdate takes the same row lock). One
 // SELECT with a subquery would read memory_stores as of before the wait.
 func (w *writeTx) LockSpace(ctx context.Context) (teammem.Space, error) {
-	w.timing = teammem.WriteTimingFrom(ctx)
 	asked := time.Now()
 	defer func() {
 		w.locked = time.Now()

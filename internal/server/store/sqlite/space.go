@@ -111,8 +111,8 @@ func (db *DB) HeadsCache() *teammem.HeadsCache { return db.heads }
 // in a writer turn of the org (turns.go): an IMMEDIATE transaction, which
 // every write of every org shares. That is why nothing slow (no secret
 // scan) may run inside it.
-func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64) (teammem.WriteTx, error) {
-	timing, asked := teammem.WriteTimingFrom(ctx), time.Now()
+func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64, timing *teammem.WriteTiming) (teammem.WriteTx, error) {
+	asked := time.Now()
 	behind, err := db.turns.acquireBehind(ctx, orgID)
 	if err != nil {
 		return nil, interpret(err)
