@@ -16,5 +16,5 @@ func refuseSecretKeyName(org teammem.Org, name string) error {
 	if err != nil {
 		return fmt.Errorf("scan the key name: %w", err)
 	}
-	return httpapi.RefuseSecret(httpapi.NewScanner(sc), org, "name", name)
+	return httpapi.RefuseSecret(secretscan.NewOrgScanner(sc), org, "name", name)
 }

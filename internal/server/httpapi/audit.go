@@ -29,7 +29,7 @@ type auditResponse struct {
 // listAudit serves GET /v1/org/audit?actor=&repo=&action=&before=&limit=.
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actAuditRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActAuditRead, false); err != nil {
 		return err
 	}
 	f, err := auditFilter(r)

@@ -92,11 +92,11 @@ func (s *Server) resolveStore(r *http.Request, write bool) (*storeReq, error) {
 	case m.Space.Scope == teammem.ScopePersonal && m.Space.UserID != p.User.ID:
 		return nil, notFound
 	}
-	if err := authorize(p, scopeAction(m.Space.Scope, false), false); err != nil {
+	if err := teammem.Authorize(p, teammem.ScopeAction(m.Space.Scope, false), false); err != nil {
 		return nil, notFound // a viewer cannot see personal stores at all
 	}
 	if write {
-		if err := authorize(p, scopeAction(m.Space.Scope, true), true); err != nil {
+		if err := teammem.Authorize(p, teammem.ScopeAction(m.Space.Scope, true), true); err != nil {
 			return nil, err
 		}
 	}

@@ -5,18 +5,6 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// Scanner is secretscan.OrgScanner: the shared scanner as the domain's
-// SecretScanner, each org's allowlist applied.
-type Scanner = secretscan.OrgScanner
-
-// NewScanner is secretscan.NewOrgScanner.
-func NewScanner(sc *secretscan.Scanner) *Scanner { return secretscan.NewOrgScanner(sc) }
-
-// NewScannerAsync is secretscan.NewOrgScannerAsync.
-func NewScannerAsync(build func() (*secretscan.Scanner, error)) *Scanner {
-	return secretscan.NewOrgScannerAsync(build)
-}
-
 // secretFields spells, for error messages, the fields RefuseSecret checks;
 // the error's details name them by these keys.
 var secretFields = map[string]string{

@@ -30,7 +30,7 @@ type userResponse struct {
 // listUsers serves GET /v1/org/users.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actUsersRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActUsersRead, false); err != nil {
 		return err
 	}
 	users, err := s.store.UserList(r.Context(), p.Org.ID)
@@ -45,7 +45,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 // admins (canManageRole).
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actUsersWrite, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActUsersWrite, true); err != nil {
 		return err
 	}
 	var body userCreateRequest
@@ -76,7 +76,7 @@ func checkRole(p teammem.Principal, role teammem.Role) error {
 	if !role.Valid() {
 		return teammem.Errorf(teammem.EInvalid, "role must be owner, admin, member or viewer")
 	}
-	if !canManageRole(p, role) {
+	if !teammem.CanManageRole(p, role) {
 		return teammem.Errorf(teammem.EForbidden, "role %s may not manage %s users", p.User.Role, role)
 	}
 	return nil
@@ -87,7 +87,7 @@ func checkRole(p teammem.Principal, role teammem.Role) error {
 // keeps at least one active owner.
 func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actUsersWrite, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActUsersWrite, true); err != nil {
 		return err
 	}
 	var body userPatchRequest
@@ -98,7 +98,7 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !canManageRole(p, target.Role) {
+	if !teammem.CanManageRole(p, target.Role) {
 		return teammem.Errorf(teammem.EForbidden, "role %s may not manage %s users", p.User.Role, target.Role)
 	}
 	if body.Role != nil {
