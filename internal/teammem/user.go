@@ -45,6 +45,16 @@ func ValidateHandle(h string) error {
 	return nil
 }
 
+// OwnerKept is the rule a store holds for UserUpdateParams.KeepOwner, once
+// it has updated u and counted, in the same transaction, the org's active
+// owners: an org left without one has nobody who may make a new one.
+func OwnerKept(u User, activeOwners int) error {
+	if activeOwners > 0 {
+		return nil
+	}
+	return Errorf(EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
+}
+
 // Actor identifies who makes a change, for entry authorship and the audit log.
 type Actor struct {
 	UserID   int64

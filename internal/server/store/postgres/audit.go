@@ -37,11 +37,9 @@ func auditDetails(e teammem.AuditEvent) (string, error) {
 }
 
 // AuditList pages an org's audit log, newest first. Zero filter fields match
-// everything; the limit defaults to 100 and is capped at 1000.
+// everything; the page size is teammem.ListLimit's.
 func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter) ([]teammem.AuditEvent, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	rows, err := db.pool.Query(ctx, `SELECT a.id, coalesce(a.actor_id, 0), coalesce(u.handle, ''), a.action, a.repo, a.target, a.details, a.created_at
 		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id
 		WHERE a.org_id = $1 AND ($2::bigint = 0 OR a.actor_id = $2) AND ($3::text = '' OR a.repo = $3)

@@ -78,9 +78,7 @@ func proposalGet(ctx context.Context, q queryRower, orgID, id int64) (teammem.Pr
 // ProposalList pages an org's proposals, newest first, without content:
 // each change keeps its key, op and base.
 func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalFilter) ([]teammem.Proposal, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	rows, err := db.pool.Query(ctx, `SELECT `+proposalColumns(`coalesce((SELECT jsonb_agg(c - 'content' ORDER BY n) FROM jsonb_array_elements(p.changes::jsonb) WITH ORDINALITY AS e(c, n)), '[]'::jsonb)::text`)+`
 		WHERE p.org_id = $1 AND ($2 = '' OR p.status = $2) AND ($3 = 0 OR p.author_id = $3) AND ($4 = '' OR p.repo = $4) AND ($5 = 0 OR p.id < $5)
 		ORDER BY p.id DESC LIMIT $6`, orgID, string(f.Status), f.AuthorID, f.Repo, f.BeforeID, f.Limit)

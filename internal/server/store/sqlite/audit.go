@@ -37,9 +37,7 @@ func auditDetails(e teammem.AuditEvent) (string, error) {
 
 // AuditList pages an org's audit log, newest first.
 func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter) ([]teammem.AuditEvent, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	rows, err := db.query(ctx, `SELECT a.id, coalesce(a.actor_id, 0), coalesce(u.handle, ''), a.action, a.repo, a.target, a.details, a.created_at
 		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id
 		WHERE a.org_id = ? AND (? = 0 OR a.actor_id = ?) AND (? = '' OR a.repo = ?) AND (? = '' OR a.action = ?) AND (? = 0 OR a.id < ?)

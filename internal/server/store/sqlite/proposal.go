@@ -74,9 +74,7 @@ func (db *DB) proposalGet(ctx context.Context, q queryRower, orgID, id int64) (t
 // ProposalList pages an org's proposals, newest first, without content:
 // each change keeps its key, op and base.
 func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalFilter) ([]teammem.Proposal, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	// json_remove drops each change's content inside SQLite.
 	rows, err := db.query(ctx, `SELECT `+proposalColumns(`(SELECT json_group_array(json_remove(c.value, '$.content')) FROM json_each(p.changes) c)`)+`
 		WHERE p.org_id = ? AND (? = '' OR p.status = ?) AND (? = 0 OR p.author_id = ?) AND (? = '' OR p.repo = ?) AND (? = 0 OR p.id < ?)

@@ -81,8 +81,8 @@ func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.Use
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE org_id = ? AND role = 'owner' AND disabled = 0`, orgID).Scan(&owners); err != nil {
 			return u, interpret(err)
 		}
-		if owners == 0 {
-			return u, teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
+		if err := teammem.OwnerKept(u, owners); err != nil {
+			return u, err
 		}
 	}
 	return u, interpret(tx.Commit())
