@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -22,17 +20,15 @@ func scanOrg(row pgx.Row) (teammem.Org, error) {
 	return o, decodeSettings(settings, &o)
 }
 
-// decodeSettings fills o.Settings from the JSON text the settings column holds.
-func decodeSettings(settings string, o *teammem.Org) error {
-	if err := json.Unmarshal([]byte(settings), &o.Settings); err != nil {
-		return fmt.Errorf("decode org %d settings: %w", o.ID, err)
-	}
-	return nil
+// decodeSettings fills o.Settings from the settings column.
+func decodeSettings(settings string, o *teammem.Org) (err error) {
+	o.Settings, err = teammem.DecodeOrgSettings(o.ID, settings)
+	return err
 }
 
 // OrgCreate creates an org.
 func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem.Org, error) {
-	settings, err := json.Marshal(p.Settings)
+	settings, err := teammem.EncodeOrgSettings(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -113,12 +109,8 @@ func settingsArg(s *teammem.OrgSettings) (*string, error) {
 	if s == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	str := string(b)
-	return &str, nil
+	str, err := teammem.EncodeOrgSettings(*s)
+	return &str, err
 }
 
 // OrgCount counts orgs.

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -25,15 +24,8 @@ func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent
 	})
 }
 
-// auditDetails encodes an event's details as stored: a JSON object, "{}"
-// when there are none.
-func auditDetails(e teammem.AuditEvent) (string, error) {
-	if e.Details == nil {
-		return "{}", nil
-	}
-	b, err := json.Marshal(e.Details)
-	return string(b), err
-}
+// auditDetails encodes an event's details as stored.
+func auditDetails(e teammem.AuditEvent) (string, error) { return teammem.EncodeAuditDetails(e.Details) }
 
 // AuditList pages an org's audit log, newest first.
 func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter) ([]teammem.AuditEvent, error) {
@@ -56,11 +48,8 @@ func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter)
 			return nil, interpret(err)
 		}
 		e.OrgID, e.CreatedAt = orgID, fromMicros(created)
-		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
+		if e.Details, err = teammem.DecodeAuditDetails(details); err != nil {
 			return nil, err
-		}
-		if len(e.Details) == 0 {
-			e.Details = nil
 		}
 		out = append(out, e)
 	}

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/google/uuid"
 
@@ -23,16 +21,15 @@ func scanOrg(row rowScanner) (teammem.Org, error) {
 	return o, decodeSettings(settings, &o)
 }
 
-func decodeSettings(settings string, o *teammem.Org) error {
-	if err := json.Unmarshal([]byte(settings), &o.Settings); err != nil {
-		return fmt.Errorf("decode org %d settings: %w", o.ID, err)
-	}
-	return nil
+// decodeSettings fills o.Settings from the settings column.
+func decodeSettings(settings string, o *teammem.Org) (err error) {
+	o.Settings, err = teammem.DecodeOrgSettings(o.ID, settings)
+	return err
 }
 
 // OrgCreate creates an org.
 func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem.Org, error) {
-	settings, err := json.Marshal(p.Settings)
+	settings, err := teammem.EncodeOrgSettings(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -138,12 +135,8 @@ func settingsArg(s *teammem.OrgSettings) (*string, error) {
 	if s == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	str := string(b)
-	return &str, nil
+	str, err := teammem.EncodeOrgSettings(*s)
+	return &str, err
 }
 
 // OrgCount counts orgs.

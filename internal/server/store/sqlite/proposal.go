@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -27,17 +26,12 @@ func scanProposal(row rowScanner) (teammem.Proposal, error) {
 		return p, interpret(err)
 	}
 	p.CreatedAt, p.DecidedAt = fromMicros(created), ptrFromMicros(decided)
-	if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
-		return p, err
-	}
-	p.Findings = teammem.DecodeFindings(findings)
-	p.Redacted = teammem.HasRedacted(p.Changes)
-	return p, nil
+	return p, teammem.DecodeProposalColumns(&p, changes, findings)
 }
 
 // ProposalCreate stores a pending proposal.
 func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposal) (teammem.Proposal, error) {
-	changes, err := json.Marshal(p.Changes)
+	changes, err := teammem.EncodeProposalChanges(p.Changes)
 	if err != nil {
 		return p, err
 	}
@@ -45,7 +39,7 @@ func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposa
 	err = db.writing(ctx, orgID, func() error {
 		return db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, key_id, session_id, status, reason, changes, findings, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) RETURNING id`, orgID, p.Repo, string(p.Scope),
-			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, string(changes),
+			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, changes,
 			teammem.EncodeFindings(p.Findings), micros(now())).Scan(&id)
 	})
 	if err != nil {
@@ -143,11 +137,10 @@ func proposalsErase(ctx context.Context, tx *sql.Tx, orgID, spaceID int64, e tea
 			rows.Close()
 			return 0, interpret(err)
 		}
-		if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
+		if err := teammem.DecodeProposalColumns(&p, changes, findings); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("proposal %d: %w", p.ID, err)
 		}
-		p.Findings = teammem.DecodeFindings(findings)
 		found = append(found, p)
 	}
 	rows.Close()
