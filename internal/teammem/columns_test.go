@@ -43,3 +43,33 @@ func TestColumnsRoundTrip(t *testing.T) {
 		t.Error("a dirty migration must make the store unavailable, a clean one not")
 	}
 }
+
+// TestLastOwnerRule: only a change that takes an active owner out of the
+// owners needs another active owner, and is refused without one.
+func TestLastOwnerRule(t *testing.T) {
+	member, yes, no := RoleMember, true, false
+	owner := User{ID: 1, Handle: "ann", Role: RoleOwner}
+	for _, c := range []struct {
+		name    string
+		target  User
+		p       UserUpdateParams
+		removes bool
+	}{
+		{"demote", owner, UserUpdateParams{Role: &member}, true},
+		{"disable", owner, UserUpdateParams{Disabled: &yes}, true},
+		{"enable", owner, UserUpdateParams{Disabled: &no}, false},
+		{"a member", User{ID: 2, Role: RoleMember}, UserUpdateParams{Disabled: &yes}, false},
+		{"a disabled owner", User{ID: 3, Role: RoleOwner, Disabled: true}, UserUpdateParams{Role: &member}, false},
+	} {
+		if got := c.p.RemovesOwner(c.target); got != c.removes {
+			t.Errorf("%s: RemovesOwner = %v, want %v", c.name, got, c.removes)
+		}
+	}
+	users := []User{owner, {ID: 2, Role: RoleOwner, Disabled: true}, {ID: 3, Role: RoleAdmin}}
+	if n := ActiveOwners(users, owner.ID); n != 0 {
+		t.Errorf("other active owners = %d, want 0", n)
+	}
+	if ErrorCode(OwnerKept(owner, 0)) != EConflict || OwnerKept(owner, 1) != nil {
+		t.Error("the last active owner must be kept, and only the last")
+	}
+}

@@ -142,25 +142,12 @@ func (s *Server) orgUser(ctx context.Context, orgID int64, handle string) (teamm
 // an active owner. Only owners may change owners, so the last active owner
 // is the caller: they must name a successor first.
 func (s *Server) keepAnOwner(ctx context.Context, orgID int64, target teammem.User, body userPatchRequest) error {
-	activeOwner := func(role teammem.Role, disabled bool) bool { return role == teammem.RoleOwner && !disabled }
-	role, disabled := target.Role, target.Disabled
-	if body.Role != nil {
-		role = *body.Role
-	}
-	if body.Disabled != nil {
-		disabled = *body.Disabled
-	}
-	if !activeOwner(target.Role, target.Disabled) || activeOwner(role, disabled) {
+	if !(teammem.UserUpdateParams{Role: body.Role, Disabled: body.Disabled}).RemovesOwner(target) {
 		return nil
 	}
 	users, err := s.store.UserList(ctx, orgID)
 	if err != nil {
 		return err
 	}
-	for _, u := range users {
-		if u.ID != target.ID && activeOwner(u.Role, u.Disabled) {
-			return nil
-		}
-	}
-	return teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", target.Handle)
+	return teammem.OwnerKept(target, teammem.ActiveOwners(users, target.ID))
 }
