@@ -104,6 +104,16 @@ func StoreTimes(repoCreated time.Time, created, updated *time.Time) (createdAt, 
 	return *created, *updated
 }
 
+// CompleteTeam fills in the team head of a repo summary as a store read it
+// with its repo: its ids and scope and, for a repo whose team space was
+// never written (no row, so no checksum), the empty space's checksum.
+func (s *RepoSummary) CompleteTeam() {
+	s.Team.OrgID, s.Team.RepoID, s.Team.Scope = s.OrgID, s.ID, ScopeTeam
+	if s.Team.Checksum == "" {
+		s.Team.Checksum = EmptySpaceChecksum
+	}
+}
+
 // MigrationsClean is the check a store's Ping makes of its migration
 // table: a migration that failed half-way (dirty) leaves a schema no code
 // can trust, so the store is unavailable until an operator repairs it.

@@ -17,13 +17,9 @@ func scanOrg(row pgx.Row) (teammem.Org, error) {
 	if err := row.Scan(&o.ID, &o.Slug, &o.Name, &settings, &o.Disabled, &o.CreatedAt); err != nil {
 		return o, interpret(err)
 	}
-	return o, decodeSettings(settings, &o)
-}
-
-// decodeSettings fills o.Settings from the settings column.
-func decodeSettings(settings string, o *teammem.Org) (err error) {
+	var err error
 	o.Settings, err = teammem.DecodeOrgSettings(o.ID, settings)
-	return err
+	return o, err
 }
 
 // OrgCreate creates an org.

@@ -76,19 +76,7 @@ func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalF
 	rows, err := db.pool.Query(ctx, `SELECT `+proposalColumns(`coalesce((SELECT jsonb_agg(c - 'content' ORDER BY n) FROM jsonb_array_elements(p.changes::jsonb) WITH ORDINALITY AS e(c, n)), '[]'::jsonb)::text`)+`
 		WHERE p.org_id = $1 AND ($2 = '' OR p.status = $2) AND ($3 = 0 OR p.author_id = $3) AND ($4 = '' OR p.repo = $4) AND ($5 = 0 OR p.id < $5)
 		ORDER BY p.id DESC LIMIT $6`, orgID, string(f.Status), f.AuthorID, f.Repo, f.BeforeID, f.Limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanProposal)
 }
 
 // ProposalDecide moves a pending proposal to its decision.

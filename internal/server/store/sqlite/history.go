@@ -129,43 +129,20 @@ func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.Versions
 		},
 		Crowded: func(keep int) ([]teammem.SpaceKey, error) {
 			rows, err := db.query(ctx, crowdedKeysSQL, orgID, keep, keep)
-			if err != nil {
-				return nil, interpret(err)
-			}
-			defer rows.Close()
-			var crowded []teammem.SpaceKey
-			for rows.Next() {
+			return collect(rows, err, func(r rowScanner) (teammem.SpaceKey, error) {
 				var sk teammem.SpaceKey
-				if err := rows.Scan(&sk.SpaceID, &sk.Key); err != nil {
-					return nil, interpret(err)
-				}
-				crowded = append(crowded, sk)
-			}
-			return crowded, interpret(rows.Err())
+				return sk, interpret(r.Scan(&sk.SpaceID, &sk.Key))
+			})
 		},
 		Surplus: func(e teammem.SpaceKey, keep int) ([]int64, error) {
-			return db.surplus(ctx, orgID, e.SpaceID, e.Key, keep)
+			rows, err := db.query(ctx, surplusVersionsSQL, orgID, e.SpaceID, e.Key, keep)
+			return collect(rows, err, func(r rowScanner) (int64, error) {
+				var id int64
+				return id, interpret(r.Scan(&id))
+			})
 		},
 		Delete: func(ids []int64) (int, error) { return db.versionsDelete(ctx, orgID, ids) },
 	})
-}
-
-// surplus lists the ids of an entry's versions beyond its keep newest.
-func (db *DB) surplus(ctx context.Context, orgID, spaceID int64, key string, keep int) ([]int64, error) {
-	rows, err := db.query(ctx, surplusVersionsSQL, orgID, spaceID, key, keep)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, interpret(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, interpret(rows.Err())
 }
 
 // versionsDelete deletes, in one transaction, those of the versions ids

@@ -56,19 +56,7 @@ func (db *DB) MemoryStoreList(ctx context.Context, orgID int64, f teammem.Memory
 			AND (? IS NULL OR coalesce(m.created_at, r.created_at) <= ?)
 		ORDER BY s.id LIMIT ?`, orgID, f.UserID, f.AfterSpaceID, f.IncludeArchived,
 		nullMicros(f.CreatedGTE), nullMicros(f.CreatedGTE), nullMicros(f.CreatedLTE), nullMicros(f.CreatedLTE), f.Limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.MemoryStore
-	for rows.Next() {
-		m, err := scanStore(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanStore)
 }
 
 // MemoryStoreCreate creates an API store in one transaction.

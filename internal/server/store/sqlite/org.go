@@ -18,13 +18,9 @@ func scanOrg(row rowScanner) (teammem.Org, error) {
 		return o, interpret(err)
 	}
 	o.CreatedAt = fromMicros(created)
-	return o, decodeSettings(settings, &o)
-}
-
-// decodeSettings fills o.Settings from the settings column.
-func decodeSettings(settings string, o *teammem.Org) (err error) {
+	var err error
 	o.Settings, err = teammem.DecodeOrgSettings(o.ID, settings)
-	return err
+	return o, err
 }
 
 // OrgCreate creates an org.
@@ -71,19 +67,7 @@ func (db *DB) OrgGetBySlug(ctx context.Context, slug string) (teammem.Org, error
 // OrgList lists every org, oldest first.
 func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
 	rows, err := db.query(ctx, `SELECT `+orgColumns+` FROM orgs ORDER BY id`)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Org
-	for rows.Next() {
-		o, err := scanOrg(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanOrg)
 }
 
 // OrgUpdate changes an org's name, settings or disabled flag.

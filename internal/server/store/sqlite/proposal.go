@@ -73,19 +73,7 @@ func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalF
 	rows, err := db.query(ctx, `SELECT `+proposalColumns(`(SELECT json_group_array(json_remove(c.value, '$.content')) FROM json_each(p.changes) c)`)+`
 		WHERE p.org_id = ? AND (? = '' OR p.status = ?) AND (? = 0 OR p.author_id = ?) AND (? = '' OR p.repo = ?) AND (? = 0 OR p.id < ?)
 		ORDER BY p.id DESC LIMIT ?`, orgID, string(f.Status), string(f.Status), f.AuthorID, f.AuthorID, f.Repo, f.Repo, f.BeforeID, f.BeforeID, f.Limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanProposal)
 }
 
 // ProposalDecide moves a pending proposal to its decision.

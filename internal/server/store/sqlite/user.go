@@ -42,19 +42,7 @@ func (db *DB) UserGetByHandle(ctx context.Context, orgID int64, handle string) (
 // UserList lists an org's users, oldest first.
 func (db *DB) UserList(ctx context.Context, orgID int64) ([]teammem.User, error) {
 	rows, err := db.query(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? ORDER BY id`, orgID)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanUser)
 }
 
 // UserUpdate changes a user's role or disabled flag.
