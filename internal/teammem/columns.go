@@ -16,6 +16,16 @@ func EncodeOrgSettings(s OrgSettings) (string, error) {
 	return string(b), err
 }
 
+// EncodeOrgSettingsChange is EncodeOrgSettings for an update: nil, so that
+// the stored settings stay, when s is nil.
+func EncodeOrgSettingsChange(s *OrgSettings) (*string, error) {
+	if s == nil {
+		return nil, nil
+	}
+	text, err := EncodeOrgSettings(*s)
+	return &text, err
+}
+
 // DecodeOrgSettings reads the settings column of org orgID.
 func DecodeOrgSettings(orgID int64, text string) (OrgSettings, error) {
 	var s OrgSettings

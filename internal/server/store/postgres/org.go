@@ -66,7 +66,7 @@ func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
 
 // OrgUpdate changes an org's name, settings or disabled flag.
 func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
-	settings, err := settingsArg(p.Settings)
+	settings, err := teammem.EncodeOrgSettingsChange(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -89,7 +89,7 @@ func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (
 		if err != nil {
 			return err
 		}
-		settings, err := settingsArg(p.Settings)
+		settings, err := teammem.EncodeOrgSettingsChange(p.Settings)
 		if err != nil {
 			return err
 		}
@@ -97,16 +97,6 @@ func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (
 		return err
 	})
 	return org, interpret(err)
-}
-
-// settingsArg encodes settings for an UPDATE that keeps the stored ones
-// when nil.
-func settingsArg(s *teammem.OrgSettings) (*string, error) {
-	if s == nil {
-		return nil, nil
-	}
-	str, err := teammem.EncodeOrgSettings(*s)
-	return &str, err
 }
 
 // OrgCount counts orgs.
