@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -197,8 +198,7 @@ func sqliteSchema(t *testing.T, ctx context.Context, path string) schema {
 			notNull := c[2] == "1" || c[3] != "0" // a primary key is never null
 			s[fmt.Sprintf("column %s.%s %s null=%v", table, c[0], typ, !notNull)] = true
 			if c[3] != "0" {
-				var n int
-				fmt.Sscan(c[3], &n)
+				n, _ := strconv.Atoi(c[3])
 				pk[n] = c[0]
 			}
 		}
@@ -213,7 +213,7 @@ func sqliteSchema(t *testing.T, ctx context.Context, path string) schema {
 		for _, ix := range strs(`SELECT name, "unique", origin, partial FROM pragma_index_list(?)`, table) {
 			var cols []string
 			for _, c := range strs(`SELECT name FROM pragma_index_info(?) ORDER BY seqno`, ix[0]) {
-				cols = append(cols, cmp(c[0], "<expr>"))
+				cols = append(cols, orDefault(c[0], "<expr>"))
 			}
 			switch ix[2] {
 			case "pk":
@@ -231,7 +231,7 @@ func sqliteSchema(t *testing.T, ctx context.Context, path string) schema {
 				f = []string{fk[1], fk[4], "", ""}
 			}
 			f[2] += "," + fk[2]
-			f[3] += "," + cmp(fk[3], "id") // REFERENCES t alone means t's primary key, which is id
+			f[3] += "," + orDefault(fk[3], "id") // REFERENCES t alone means t's primary key, which is id
 			fks[fk[0]] = f
 		}
 		for _, f := range fks {
@@ -242,8 +242,8 @@ func sqliteSchema(t *testing.T, ctx context.Context, path string) schema {
 	return s
 }
 
-// cmp is v, or def when v is empty.
-func cmp(v, def string) string {
+// orDefault is v, or def when v is empty.
+func orDefault(v, def string) string {
 	if v == "" {
 		return def
 	}
