@@ -17,7 +17,6 @@ import (
 	"github.com/teammem/teammem/internal/server/events"
 	"github.com/teammem/teammem/internal/server/httpapi"
 	"github.com/teammem/teammem/internal/server/store"
-	"github.com/teammem/teammem/internal/server/store/postgres"
 	"github.com/teammem/teammem/internal/server/telemetry"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -54,11 +53,8 @@ func startInproc(ctx context.Context, dsn, dir, prefix string) (*inprocServer, e
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s.broker = events.NewLocal()
-	if pg, ok := st.(*postgres.DB); ok {
-		s.broker = events.NewPostgres(pg.Pool(), log)
-	}
-	api := httpapi.New(st, httpapi.NewScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults,
+	s.broker = events.For(st, log)
+	api := httpapi.New(st, secretscan.NewOrgScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults,
 		MaxBodyBytes: 4 << 20, TombstoneRetention: 720 * time.Hour, MetricsToken: benchMetricsToken, AdminKey: benchAdminKey, Events: s.broker}, log, telemetry.New())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

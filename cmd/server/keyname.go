@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/teammem/teammem/internal/secretscan"
-	"github.com/teammem/teammem/internal/server/httpapi"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -16,5 +15,5 @@ func refuseSecretKeyName(org teammem.Org, name string) error {
 	if err != nil {
 		return fmt.Errorf("scan the key name: %w", err)
 	}
-	return teammem.RefuseSecret(httpapi.NewScanner(sc), org, "name", name)
+	return teammem.RefuseSecret(secretscan.NewOrgScanner(sc), org, "name", name)
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/server/events"
 	"github.com/teammem/teammem/internal/server/httpapi"
-	"github.com/teammem/teammem/internal/server/store/postgres"
 	"github.com/teammem/teammem/internal/server/telemetry"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -56,7 +55,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// Compiling the secret rules takes a few hundred milliseconds: it runs
 	// in the background, while the database opens and the server starts
 	// listening. /readyz answers 503 until it is done and writes wait for it.
-	sc := httpapi.NewScannerAsync(secretscan.New)
+	sc := secretscan.NewOrgScannerAsync(secretscan.New)
 	go func() {
 		if err := sc.Wait(); err != nil {
 			m.Log.Error("the secret scanner failed to build; every pushed entry is refused as unscannable", "error", err.Error())
@@ -77,10 +76,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if ps, ok := st.(teammem.PoolStatser); ok {
 		metrics.RegisterPool(ps)
 	}
-	broker := events.Broker(events.NewLocal())
-	if pg, ok := st.(*postgres.DB); ok {
-		broker = events.NewPostgres(pg.Pool(), m.Log) // replicas announce each other's writes
-	}
+	broker := events.For(st, m.Log) // replicas sharing a database announce each other's writes
 	m.events = broker
 	apiCfg := httpapi.Config{
 		Defaults:           m.Config.defaults(),

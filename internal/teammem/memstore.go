@@ -40,12 +40,19 @@ const (
 var memoryIDRE = regexp.MustCompile(`^mem_[A-Za-z0-9_-]{1,120}$`)
 
 // NewMemoryID returns a fresh random memory id.
-func NewMemoryID() string {
+func NewMemoryID() string { return MemoryIDPrefix + randomHex() }
+
+// NewStoreUID returns the uid of a new memory store, random so that a uid
+// says nothing about the org or the order of creation.
+func NewStoreUID() string { return randomHex() }
+
+// randomHex is 16 random bytes in hex.
+func randomHex() string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic("crypto/rand failed: " + err.Error()) // unreachable on supported platforms
 	}
-	return MemoryIDPrefix + hex.EncodeToString(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // ValidMemoryID reports whether id is shaped like a memory id.

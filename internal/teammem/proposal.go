@@ -146,7 +146,7 @@ type ProposalFilter struct {
 	AuthorID int64          // 0: anyone's
 	Repo     string         // "": every repo
 	BeforeID int64          // page: proposals with a smaller id; 0 = from the newest
-	Limit    int
+	Limit    int            // page size, as ListLimit reads it
 }
 
 // ProposalDecideParams records an admin's decision.

@@ -45,6 +45,46 @@ func ValidateHandle(h string) error {
 	return nil
 }
 
+// ActiveOwner reports whether u counts as one of the org's owners: an org
+// needs one, or nobody is left who may make another.
+func (u User) ActiveOwner() bool { return u.Role == RoleOwner && !u.Disabled }
+
+// RemovesOwner reports whether p would take target, an active owner, out of
+// the org's active owners.
+func (p UserUpdateParams) RemovesOwner(target User) bool {
+	after := target
+	if p.Role != nil {
+		after.Role = *p.Role
+	}
+	if p.Disabled != nil {
+		after.Disabled = *p.Disabled
+	}
+	return target.ActiveOwner() && !after.ActiveOwner()
+}
+
+// ActiveOwners counts the active owners among users other than the one
+// with id except.
+func ActiveOwners(users []User, except int64) int {
+	n := 0
+	for _, u := range users {
+		if u.ID != except && u.ActiveOwner() {
+			n++
+		}
+	}
+	return n
+}
+
+// OwnerKept refuses (EConflict) a change to u that leaves the org with
+// activeOwners active owners when that is none. A store holds it for
+// UserUpdateParams.KeepOwner, counting in the same transaction as the
+// update; the API checks it first, to answer before writing.
+func OwnerKept(u User, activeOwners int) error {
+	if activeOwners > 0 {
+		return nil
+	}
+	return Errorf(EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
+}
+
 // Actor identifies who makes a change, for entry authorship and the audit log.
 type Actor struct {
 	UserID   int64

@@ -46,7 +46,7 @@ func TestServerSkipsSecretFileName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httpapi.New(db, httpapi.NewScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults, MaxBodyBytes: 4 << 20,
+	srv := httpapi.New(db, secretscan.NewOrgScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults, MaxBodyBytes: 4 << 20,
 		TombstoneRetention: 720 * time.Hour}, nil, nil)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(ts.Close)

@@ -1,12 +1,14 @@
 // Package events carries "a space changed" notifications from the replica
 // that committed a write to every replica with a subscriber, so clients
 // learn of changes within a second instead of polling. Local fans out in
-// process (SQLite, one server); Postgres rides on LISTEN/NOTIFY so that
-// replicas sharing one database announce each other's writes.
+// process (SQLite, one server). A store that can carry events between the
+// replicas sharing it declares so as a Carrier (the Postgres driver, over
+// LISTEN/NOTIFY); this package never knows which driver that is.
 package events
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 )
 
@@ -48,6 +50,30 @@ type Broker interface {
 	Subscribe(orgID int64, repo string) (events <-chan Event, cancel func())
 	// Close stops background work.
 	Close() error
+}
+
+// Carrier is the capability of a store whose replicas share it and can
+// announce each other's writes through it. A store without it serves one
+// replica, which a Local serves as well.
+type Carrier interface {
+	// Broker starts a broker on the store's own connections; its Close
+	// stops it, before the store closes.
+	Broker(log *slog.Logger) Broker
+}
+
+// For returns the broker the store offers as a Carrier, else a Local.
+func For(store any, log *slog.Logger) Broker {
+	if c, ok := store.(Carrier); ok {
+		return c.Broker(log)
+	}
+	return NewLocal()
+}
+
+// Notifier is a broker a store can notify through inside a write's own
+// transaction, so that a head is announced exactly when it commits.
+type Notifier interface {
+	// Notification returns the channel and payload Publish would send for e.
+	Notification(e Event) (channel, payload string, err error)
 }
 
 type repoKey struct {

@@ -9,7 +9,7 @@ import (
 
 // Spaces is a broker as the teammem.Writer's ChangePublisher: a committed
 // head becomes a space event, sent inside the write's own transaction when
-// the broker can have the store send it (Postgres), else published after
+// the broker can have the store send it (a Notifier), else published after
 // the commit.
 type Spaces struct {
 	Broker Broker

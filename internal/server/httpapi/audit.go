@@ -10,12 +10,9 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// Audit log paging.
-const (
-	defaultAuditLimit = 100
-	maxAuditLimit     = 1000
-	maxAuditAction    = 64 // bytes of an action filter
-)
+// maxAuditAction is the most bytes of an action filter. The page sizes
+// are the stores' (teammem.DefaultListLimit, teammem.MaxListLimit).
+const maxAuditAction = 64
 
 // auditResponse is the body of GET /v1/org/audit: events newest first and
 // the before value of the next page, null on the last page.
@@ -29,7 +26,7 @@ type auditResponse struct {
 // listAudit serves GET /v1/org/audit?actor=&repo=&action=&before=&limit=.
 func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actAuditRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActAuditRead, false); err != nil {
 		return err
 	}
 	f, err := auditFilter(r)
@@ -66,7 +63,7 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request) error {
 // auditFilter reads the repo, action, before and limit parameters.
 func auditFilter(r *http.Request) (teammem.AuditFilter, error) {
 	q := r.URL.Query()
-	f := teammem.AuditFilter{Repo: q.Get("repo"), Action: q.Get("action"), Limit: defaultAuditLimit}
+	f := teammem.AuditFilter{Repo: q.Get("repo"), Action: q.Get("action"), Limit: teammem.DefaultListLimit}
 	if f.Repo != "" {
 		if err := teammem.ValidateRepoSlug(f.Repo); err != nil {
 			return f, err
@@ -84,8 +81,8 @@ func auditFilter(r *http.Request) (teammem.AuditFilter, error) {
 	}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxAuditLimit {
-			return f, teammem.Errorf(teammem.EInvalid, "limit must be between 1 and %d", maxAuditLimit)
+		if err != nil || n < 1 || n > teammem.MaxListLimit {
+			return f, teammem.Errorf(teammem.EInvalid, "limit must be between 1 and %d", teammem.MaxListLimit)
 		}
 		f.Limit = n
 	}

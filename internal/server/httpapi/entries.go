@@ -211,7 +211,7 @@ func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if sr.scope == teammem.ScopeTeam {
-		if err := authorize(sr.p, actTeamModerate, true); err != nil {
+		if err := teammem.Authorize(sr.p, teammem.ActTeamModerate, true); err != nil {
 			return err
 		}
 	}

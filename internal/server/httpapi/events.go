@@ -48,7 +48,7 @@ func parseEventID(v string) (st streamState, ok bool) {
 
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actTeamRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamRead, false); err != nil {
 		return err
 	}
 	slug, err := s.repoSlug(r)
@@ -60,7 +60,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	g := &streamGuard{hash: keyHash(apiKeyFrom(r)), p: p, personal: authorize(p, actPersonalRead, false) == nil}
+	g := &streamGuard{hash: keyHash(apiKeyFrom(r)), p: p, personal: teammem.Authorize(p, teammem.ActPersonalRead, false) == nil}
 	sub, cancel := s.events.Subscribe(p.Org.ID, slug)
 	defer cancel()
 	rc := http.NewResponseController(w)

@@ -58,7 +58,7 @@ func (s *Server) redactVersion(w http.ResponseWriter, r *http.Request, rawKey st
 		return err
 	}
 	if sr.scope == teammem.ScopeTeam {
-		if err := authorize(sr.p, actTeamModerate, true); err != nil {
+		if err := teammem.Authorize(sr.p, teammem.ActTeamModerate, true); err != nil {
 			return err
 		}
 	}

@@ -46,11 +46,11 @@ type keyResponse struct {
 // keys.all, else the caller's own. Never a secret.
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actKeysOwn, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActKeysOwn, false); err != nil {
 		return err
 	}
 	f := teammem.KeyFilter{}
-	if authorize(p, actKeysAll, false) != nil {
+	if teammem.Authorize(p, teammem.ActKeysAll, false) != nil {
 		f.UserID = p.User.ID
 	}
 	keys, err := s.store.KeyList(r.Context(), p.Org.ID, f)
@@ -137,16 +137,16 @@ func parseExpiry(v *string, now time.Time) (*time.Time, error) {
 // caller's own handle: the caller) and returns that user.
 func (s *Server) keyOwner(ctx context.Context, p teammem.Principal, handle string) (teammem.User, error) {
 	if handle == "" || handle == p.User.Handle {
-		return p.User, authorize(p, actKeysOwn, true)
+		return p.User, teammem.Authorize(p, teammem.ActKeysOwn, true)
 	}
-	if err := authorize(p, actKeysAll, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActKeysAll, true); err != nil {
 		return teammem.User{}, err
 	}
 	u, err := s.orgUser(ctx, p.Org.ID, handle)
 	switch {
 	case err != nil:
 		return u, err
-	case !canManageRole(p, u.Role):
+	case !teammem.CanManageRole(p, u.Role):
 		return u, teammem.Errorf(teammem.EForbidden, "role %s may not create keys for %s users", p.User.Role, u.Role)
 	case u.Disabled:
 		return u, teammem.Errorf(teammem.EInvalid, "user %q is disabled", handle)
@@ -165,7 +165,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if k.UserID == p.User.ID {
-		err = authorize(p, actKeysOwn, true)
+		err = teammem.Authorize(p, teammem.ActKeysOwn, true)
 	} else {
 		err = s.mayManageKeysOf(r.Context(), p, k.UserID)
 	}
@@ -201,14 +201,14 @@ func (s *Server) orgKey(ctx context.Context, p teammem.Principal, id string) (te
 
 // mayManageKeysOf reports why p may not manage the keys of user userID.
 func (s *Server) mayManageKeysOf(ctx context.Context, p teammem.Principal, userID int64) error {
-	if err := authorize(p, actKeysAll, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActKeysAll, true); err != nil {
 		return err
 	}
 	u, err := s.store.UserGet(ctx, p.Org.ID, userID)
 	if err != nil {
 		return err
 	}
-	if !canManageRole(p, u.Role) {
+	if !teammem.CanManageRole(p, u.Role) {
 		return teammem.Errorf(teammem.EForbidden, "role %s may not manage keys of %s users", p.User.Role, u.Role)
 	}
 	return nil

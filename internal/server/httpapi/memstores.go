@@ -92,11 +92,11 @@ func (s *Server) resolveStore(r *http.Request, write bool) (*storeReq, error) {
 	case m.Space.Scope == teammem.ScopePersonal && m.Space.UserID != p.User.ID:
 		return nil, notFound
 	}
-	if err := authorize(p, scopeAction(m.Space.Scope, false), false); err != nil {
+	if err := teammem.Authorize(p, teammem.ScopeAction(m.Space.Scope, false), false); err != nil {
 		return nil, notFound // a viewer cannot see personal stores at all
 	}
 	if write {
-		if err := authorize(p, scopeAction(m.Space.Scope, true), true); err != nil {
+		if err := teammem.Authorize(p, teammem.ScopeAction(m.Space.Scope, true), true); err != nil {
 			return nil, err
 		}
 	}
@@ -250,7 +250,7 @@ func (s *Server) ensureMemoryStore(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := authorize(call.Principal, scopeAction(call.Scope, true), true); err != nil {
+	if err := teammem.Authorize(call.Principal, teammem.ScopeAction(call.Scope, true), true); err != nil {
 		return err
 	}
 	t, err := s.writer.Ensure(r.Context(), call)

@@ -81,7 +81,7 @@ func queryRowID(r *http.Request) (int64, error) {
 // listStores serves GET /v1/memory_stores.
 func (s *Server) listStores(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actTeamRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamRead, false); err != nil {
 		return err
 	}
 	f := teammem.MemoryStoreFilter{UserID: p.User.ID, IncludeArchived: r.URL.Query().Get("include_archived") == "true"}
@@ -98,7 +98,7 @@ func (s *Server) listStores(w http.ResponseWriter, r *http.Request) error {
 	if f.CreatedLTE, err = queryTime(r, "created_at[lte]"); err != nil {
 		return err
 	}
-	if authorize(p, actPersonalRead, false) != nil {
+	if teammem.Authorize(p, teammem.ActPersonalRead, false) != nil {
 		f.UserID = -1 // viewers see no personal spaces
 	}
 	want := f.Limit
@@ -223,7 +223,7 @@ func (s *Server) scanText(org teammem.Org, v string) error {
 // at most MaxStoresPerOrg stores.
 func (s *Server) createStore(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actTeamWrite, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamWrite, true); err != nil {
 		return err
 	}
 	if err := s.limiter.allowWrite(p, s.now()); err != nil {
@@ -284,7 +284,7 @@ func (s *Server) apiStore(r *http.Request, moderate bool) (*storeReq, error) {
 		return nil, err
 	}
 	if moderate {
-		if err := authorize(sr.p, actTeamModerate, true); err != nil {
+		if err := teammem.Authorize(sr.p, teammem.ActTeamModerate, true); err != nil {
 			return nil, err
 		}
 	}
@@ -522,7 +522,7 @@ func (s *Server) redactMemoryVersion(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	if sr.store.Space.Scope == teammem.ScopeTeam {
-		if err := authorize(sr.p, actTeamModerate, true); err != nil {
+		if err := teammem.Authorize(sr.p, teammem.ActTeamModerate, true); err != nil {
 			return err
 		}
 	}

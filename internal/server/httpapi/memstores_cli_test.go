@@ -25,7 +25,7 @@ func newStoreEnv(t *testing.T, st teammem.Store, settings teammem.OrgSettings) *
 	for _, r := range []teammem.Role{teammem.RoleOwner, teammem.RoleAdmin, teammem.RoleMember, teammem.RoleViewer} {
 		e.users[r], e.keys[r] = MustUserKey(t, st, e.org, string(r), r)
 	}
-	e.srv = httpapi.New(st, httpapi.NewScanner(sc), testConfig(), nil, nil)
+	e.srv = httpapi.New(st, secretscan.NewOrgScanner(sc), testConfig(), nil, nil)
 	ts := httptest.NewServer(e.srv.Handler())
 	t.Cleanup(ts.Close)
 	e.url = ts.URL

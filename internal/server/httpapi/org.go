@@ -94,7 +94,7 @@ func orgView(o teammem.Org) teammem.Org {
 // getOrg serves GET /v1/org.
 func (s *Server) getOrg(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actOrgRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActOrgRead, false); err != nil {
 		return err
 	}
 	org, err := s.store.OrgGet(r.Context(), p.Org.ID)
@@ -122,7 +122,7 @@ func orgETag(o teammem.Org) string {
 // storing any.
 func (s *Server) patchOrg(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actOrgWrite, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActOrgWrite, true); err != nil {
 		return err
 	}
 	var body orgPatch
@@ -324,7 +324,7 @@ func orgAuditDetails(o teammem.Org, changed []string) map[string]any {
 // heads (version 0 and the empty checksum for a repo never written).
 func (s *Server) listRepos(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actOrgRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActOrgRead, false); err != nil {
 		return err
 	}
 	repos, err := s.store.RepoList(r.Context(), p.Org.ID)

@@ -21,7 +21,7 @@ const maxProposalNote = 2000
 // listProposals serves GET /v1/proposals?status=&repo=&before=&limit=.
 func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actTeamRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamRead, false); err != nil {
 		return err
 	}
 	af, err := auditFilter(r) // the same repo, before and limit parameters
@@ -33,7 +33,7 @@ func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
 	if f.Status != "" && !f.Status.Valid() {
 		return teammem.Errorf(teammem.EInvalid, `status must be "pending", "approved", "rejected" or absent`)
 	}
-	if authorize(p, actTeamReview, false) != nil {
+	if teammem.Authorize(p, teammem.ActTeamReview, false) != nil {
 		f.AuthorID = p.User.ID
 	}
 	list, err := s.store.ProposalList(r.Context(), p.Org.ID, f)
@@ -50,7 +50,7 @@ func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
 // proposalOf returns the proposal the path names, if the caller may see it.
 func (s *Server) proposalOf(r *http.Request) (teammem.Proposal, error) {
 	p := principal(r)
-	if err := authorize(p, actTeamRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamRead, false); err != nil {
 		return teammem.Proposal{}, err
 	}
 	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
@@ -61,7 +61,7 @@ func (s *Server) proposalOf(r *http.Request) (teammem.Proposal, error) {
 	if err != nil {
 		return prop, err
 	}
-	if prop.AuthorID != p.User.ID && authorize(p, actTeamReview, false) != nil {
+	if prop.AuthorID != p.User.ID && teammem.Authorize(p, teammem.ActTeamReview, false) != nil {
 		return teammem.Proposal{}, teammem.Errorf(teammem.ENotFound, "proposal %d not found", id)
 	}
 	prop.Findings = nonNil(prop.Findings)
@@ -96,7 +96,7 @@ func decodeDecision(r *http.Request) (wire.ProposalDecision, error) {
 // be allowed to review, the decision's body and the proposal it names.
 func (s *Server) decisionOf(r *http.Request) (teammem.Principal, wire.ProposalDecision, teammem.Proposal, error) {
 	p := principal(r)
-	if err := authorize(p, actTeamReview, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamReview, true); err != nil {
 		return p, wire.ProposalDecision{}, teammem.Proposal{}, err
 	}
 	d, err := decodeDecision(r)

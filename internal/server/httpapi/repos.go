@@ -48,7 +48,7 @@ func (s *Server) resolveSpace(r *http.Request, write bool) (*spaceReq, error) {
 	if !scope.Valid() {
 		return nil, teammem.Errorf(teammem.ENotFound, "scope must be team or personal")
 	}
-	if err := authorize(p, scopeAction(scope, write), write); err != nil {
+	if err := teammem.Authorize(p, teammem.ScopeAction(scope, write), write); err != nil {
 		return nil, err
 	}
 	return s.loadSpace(r.Context(), p, slug, scope, write)
@@ -79,8 +79,6 @@ func (sr *spaceReq) ref() teammem.SpaceRef {
 	return ref
 }
 
-func scopeAction(scope teammem.Scope, write bool) action { return teammem.ScopeAction(scope, write) }
-
 // headOf is a space's head on the wire.
 func headOf(sp teammem.Space) wire.SpaceHead {
 	return wire.SpaceHead{Scope: sp.Scope, SpaceID: sp.UID, Version: sp.Version, Checksum: sp.Checksum, EntryCount: sp.EntryCount,
@@ -89,7 +87,7 @@ func headOf(sp teammem.Space) wire.SpaceHead {
 
 func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actTeamRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamRead, false); err != nil {
 		return err
 	}
 	slug, err := s.repoSlug(r)
@@ -105,7 +103,7 @@ func (s *Server) getRepo(w http.ResponseWriter, r *http.Request) error {
 	} else if err != nil {
 		return err
 	}
-	personal := authorize(p, actPersonalRead, false) == nil
+	personal := teammem.Authorize(p, teammem.ActPersonalRead, false) == nil
 	heads, err := s.heads(r, p, slug, personal)
 	if err != nil {
 		return err

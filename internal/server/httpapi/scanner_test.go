@@ -24,7 +24,7 @@ func TestScannerAsync(t *testing.T) {
 	}
 	defer st.Close()
 	release := make(chan struct{})
-	sc := NewScannerAsync(func() (*secretscan.Scanner, error) {
+	sc := secretscan.NewOrgScannerAsync(func() (*secretscan.Scanner, error) {
 		<-release
 		return secretscan.New()
 	})
@@ -58,7 +58,7 @@ func TestScannerAsync(t *testing.T) {
 		t.Fatalf("after the build: Wait = %v, /readyz = %d", err, readyz())
 	}
 
-	broken := NewScannerAsync(func() (*secretscan.Scanner, error) { return nil, errors.New("no rules") })
+	broken := secretscan.NewOrgScannerAsync(func() (*secretscan.Scanner, error) { return nil, errors.New("no rules") })
 	if err := broken.Wait(); err == nil || broken.Ready() == nil {
 		t.Fatal("a failed build reads as ready")
 	}

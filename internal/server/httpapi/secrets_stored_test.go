@@ -22,7 +22,7 @@ func newScanningEnv(t *testing.T, st teammem.Store) *v1Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httpapi.New(st, httpapi.NewScanner(sc), testConfig(), nil, nil)
+	e.srv = httpapi.New(st, secretscan.NewOrgScanner(sc), testConfig(), nil, nil)
 	ts := httptest.NewServer(e.srv.Handler())
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
@@ -91,7 +91,7 @@ func TestStoredIdentifiersRefuseSecrets(t *testing.T) {
 		})
 
 		t.Run("scanner unavailable", func(t *testing.T) {
-			broken := httpapi.NewScannerAsync(func() (*secretscan.Scanner, error) { return nil, errors.New("no rules") })
+			broken := secretscan.NewOrgScannerAsync(func() (*secretscan.Scanner, error) { return nil, errors.New("no rules") })
 			ts := httptest.NewServer(httpapi.New(st, broken, testConfig(), nil, nil).Handler())
 			t.Cleanup(ts.Close)
 			e2 := *e
@@ -108,7 +108,7 @@ func TestSecretRefusalsMatchSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, k := setupV1(t, testConfig(), httpapi.NewScanner(sc))
+	b, k := setupV1(t, testConfig(), secretscan.NewOrgScanner(sc))
 	ghp := secrettest.Token("github-pat")
 	b.do(t, call{Method: http.MethodPost, Path: "/v1/org/keys", Key: k.owner, Body: `{"name":"ci ` + ghp + `"}`, Want: 400})
 	b.do(t, call{Method: http.MethodPut, Path: "/v1/repos/acme/" + ghp + "/team/entries/a.md", Key: k.member,

@@ -263,7 +263,7 @@ func TestResponsesMatchSpec(t *testing.T) {
 
 	t.Run("team memory", func(t *testing.T) {
 		t.Parallel()
-		b := setupSpec(t, testConfig(), httpapi.NewScanner(sc))
+		b := setupSpec(t, testConfig(), secretscan.NewOrgScanner(sc))
 		testTeamMemory(t, b)
 	})
 
@@ -297,7 +297,7 @@ func TestResponsesMatchSpec(t *testing.T) {
 		t.Parallel()
 		cfg := testConfig()
 		cfg.Defaults.SecretPolicy = teammem.SecretPolicyReject
-		b := setupSpec(t, cfg, httpapi.NewScanner(sc))
+		b := setupSpec(t, cfg, secretscan.NewOrgScanner(sc))
 		repo := repoPath("acme/secrets")
 		r := b.do(t, call{Method: http.MethodPut, Path: repo, Key: b.owner, Want: 422, Body: putBody(t, map[string]string{
 			"clean.md": "nothing to see\n", "notes/token.md": "deploy with\n" + fakeGitHubPAT() + "\n"})})
@@ -426,7 +426,7 @@ func TestV1ResponsesMatchSpec(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			b, k := setupV1(t, withAdmin, httpapi.NewScanner(sc))
+			b, k := setupV1(t, withAdmin, secretscan.NewOrgScanner(sc))
 			run(t, b, k)
 		})
 	}
@@ -519,7 +519,7 @@ func TestV1ResponsesMatchSpec(t *testing.T) {
 		t.Parallel()
 		cfg := testConfig()
 		cfg.Defaults.SecretPolicy = teammem.SecretPolicyReject
-		b, k := setupV1(t, cfg, httpapi.NewScanner(sc))
+		b, k := setupV1(t, cfg, secretscan.NewOrgScanner(sc))
 		secret := "deploy with " + fakeGitHubPAT() + "\n"
 		b.do(t, call{Method: http.MethodPut, Path: v1Team + "/entries/token.md", Key: k.member, Body: secret, Header: markdown, Want: 422})
 		body, _ := json.Marshal(map[string]any{"upserts": []map[string]string{{"key": "token.md", "content": secret}}})

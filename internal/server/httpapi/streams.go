@@ -31,10 +31,10 @@ type streamGuard struct {
 func (s *Server) streamAllowed(w http.ResponseWriter, r *http.Request, g *streamGuard, fresh bool) bool {
 	p, err := s.lookupKey(r.Context(), g.hash, s.now(), fresh)
 	if err == nil {
-		err = authorize(p, actTeamRead, false)
+		err = teammem.Authorize(p, teammem.ActTeamRead, false)
 	}
 	if err == nil {
-		g.p, g.personal = p, authorize(p, actPersonalRead, false) == nil
+		g.p, g.personal = p, teammem.Authorize(p, teammem.ActPersonalRead, false) == nil
 		return true
 	}
 	code := teammem.ErrorCode(err)

@@ -77,7 +77,7 @@ func (s *Server) getTeamMemory(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
 	outcome := "error"
 	defer func() { s.metrics.Pulls.WithLabelValues(p.Org.Slug, apiClaudeCode, outcome).Inc() }()
-	if err := authorize(p, actTeamRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActTeamRead, false); err != nil {
 		return err
 	}
 	q := r.URL.Query()

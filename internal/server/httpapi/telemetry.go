@@ -39,7 +39,7 @@ func (s *Server) clientMetrics() *telemetry.ClientMetrics { return s.metrics.Cli
 func (s *Server) postTelemetry(cm *telemetry.ClientMetrics) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p := principal(r)
-		if err := authorize(p, actTelemetry, false); err != nil {
+		if err := teammem.Authorize(p, teammem.ActTelemetry, false); err != nil {
 			return err
 		}
 		if r.ContentLength > maxTelemetryBody {

@@ -30,7 +30,7 @@ type userResponse struct {
 // listUsers serves GET /v1/org/users.
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actUsersRead, false); err != nil {
+	if err := teammem.Authorize(p, teammem.ActUsersRead, false); err != nil {
 		return err
 	}
 	users, err := s.store.UserList(r.Context(), p.Org.ID)
@@ -45,7 +45,7 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request) error {
 // admins (canManageRole).
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actUsersWrite, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActUsersWrite, true); err != nil {
 		return err
 	}
 	var body userCreateRequest
@@ -76,7 +76,7 @@ func checkRole(p teammem.Principal, role teammem.Role) error {
 	if !role.Valid() {
 		return teammem.Errorf(teammem.EInvalid, "role must be owner, admin, member or viewer")
 	}
-	if !canManageRole(p, role) {
+	if !teammem.CanManageRole(p, role) {
 		return teammem.Errorf(teammem.EForbidden, "role %s may not manage %s users", p.User.Role, role)
 	}
 	return nil
@@ -87,7 +87,7 @@ func checkRole(p teammem.Principal, role teammem.Role) error {
 // keeps at least one active owner.
 func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	p := principal(r)
-	if err := authorize(p, actUsersWrite, true); err != nil {
+	if err := teammem.Authorize(p, teammem.ActUsersWrite, true); err != nil {
 		return err
 	}
 	var body userPatchRequest
@@ -98,7 +98,7 @@ func (s *Server) patchUser(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if !canManageRole(p, target.Role) {
+	if !teammem.CanManageRole(p, target.Role) {
 		return teammem.Errorf(teammem.EForbidden, "role %s may not manage %s users", p.User.Role, target.Role)
 	}
 	if body.Role != nil {
@@ -142,25 +142,12 @@ func (s *Server) orgUser(ctx context.Context, orgID int64, handle string) (teamm
 // an active owner. Only owners may change owners, so the last active owner
 // is the caller: they must name a successor first.
 func (s *Server) keepAnOwner(ctx context.Context, orgID int64, target teammem.User, body userPatchRequest) error {
-	activeOwner := func(role teammem.Role, disabled bool) bool { return role == teammem.RoleOwner && !disabled }
-	role, disabled := target.Role, target.Disabled
-	if body.Role != nil {
-		role = *body.Role
-	}
-	if body.Disabled != nil {
-		disabled = *body.Disabled
-	}
-	if !activeOwner(target.Role, target.Disabled) || activeOwner(role, disabled) {
+	if !(teammem.UserUpdateParams{Role: body.Role, Disabled: body.Disabled}).RemovesOwner(target) {
 		return nil
 	}
 	users, err := s.store.UserList(ctx, orgID)
 	if err != nil {
 		return err
 	}
-	for _, u := range users {
-		if u.ID != target.ID && activeOwner(u.Role, u.Disabled) {
-			return nil
-		}
-	}
-	return teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", target.Handle)
+	return teammem.OwnerKept(target, teammem.ActiveOwners(users, target.ID))
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,22 +25,13 @@ func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent
 const insertAuditSQL = `INSERT INTO audit_events (org_id, actor_id, action, repo, target, details, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)`
 
-// auditDetails encodes an event's details as stored: a JSON object, "{}"
-// when there are none.
-func auditDetails(e teammem.AuditEvent) (string, error) {
-	if e.Details == nil {
-		return "{}", nil
-	}
-	b, err := json.Marshal(e.Details)
-	return string(b), err
-}
+// auditDetails encodes an event's details as stored.
+func auditDetails(e teammem.AuditEvent) (string, error) { return teammem.EncodeAuditDetails(e.Details) }
 
 // AuditList pages an org's audit log, newest first. Zero filter fields match
-// everything; the limit defaults to 100 and is capped at 1000.
+// everything; the page size is teammem.ListLimit's.
 func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter) ([]teammem.AuditEvent, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	rows, err := db.pool.Query(ctx, `SELECT a.id, coalesce(a.actor_id, 0), coalesce(u.handle, ''), a.action, a.repo, a.target, a.details, a.created_at
 		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id
 		WHERE a.org_id = $1 AND ($2::bigint = 0 OR a.actor_id = $2) AND ($3::text = '' OR a.repo = $3)
@@ -54,12 +44,8 @@ func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter)
 			return e, interpret(err)
 		}
 		e.OrgID = orgID
-		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
-			return e, err
-		}
-		if len(e.Details) == 0 {
-			e.Details = nil
-		}
-		return e, nil
+		d, err := teammem.DecodeAuditDetails(details)
+		e.Details = d
+		return e, err
 	})
 }

@@ -105,98 +105,46 @@ const (
 		SELECT id FROM entry_versions WHERE org_id = $1 AND space_id = $2 ORDER BY id LIMIT $3 FOR UPDATE)`
 )
 
-// VersionsPurge deletes an org's versions beyond its retention, in batches.
+// VersionsPurge deletes an org's versions beyond its retention, in batches
+// (teammem.PurgeVersions).
 func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
-	var res teammem.VersionsPurged
-	batch := p.BatchSize()
-	del := func(ids []int64) error {
-		tag, err := db.pool.Exec(ctx, versionsDeleteSQL, orgID, ids)
-		res.Versions += int(tag.RowsAffected())
-		res.Batches++
-		if err != nil {
-			return fmt.Errorf("delete versions: %w", interpret(err))
-		}
-		return nil
-	}
-	if !p.Before.IsZero() {
-		if err := db.purgeByAge(ctx, orgID, p.Before, batch, del); err != nil {
-			return res, err
-		}
-	}
-	if p.MaxPerKey > 0 {
-		if err := db.purgeByCount(ctx, orgID, p.MaxPerKey, batch, del); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
-}
-
-// purgeByAge hands del the org's aged versions, batch by batch.
-func (db *DB) purgeByAge(ctx context.Context, orgID int64, before time.Time, batch int, del func([]int64) error) error {
-	var at time.Time // the cursor: the last row of the previous batch
+	var at time.Time // the age cursor: the last row of the previous batch
 	var id int64
-	for {
-		rows, err := db.pool.Query(ctx, agedVersionsSQL, orgID, before, at, id, batch)
-		if err != nil {
-			return interpret(err)
-		}
-		var ids []int64
-		_, err = pgx.ForEachRow(rows, []any{&id, &at}, func() error {
-			ids = append(ids, id)
-			return nil
-		})
-		if err != nil {
-			return interpret(err)
-		}
-		if len(ids) > 0 {
-			if err := del(ids); err != nil {
-				return err
+	return teammem.PurgeVersions(p, teammem.VersionPurger{
+		NextAged: func(batch int) ([]int64, error) {
+			rows, err := db.pool.Query(ctx, agedVersionsSQL, orgID, p.Before, at, id, batch)
+			if err != nil {
+				return nil, interpret(err)
 			}
-		}
-		if len(ids) < batch {
-			return nil
-		}
-	}
-}
-
-// purgeByCount hands del the versions of each entry beyond its keep newest,
-// in batches.
-func (db *DB) purgeByCount(ctx context.Context, orgID int64, keep, batch int, del func([]int64) error) error {
-	type spaceKey struct {
-		space int64
-		key   string
-	}
-	rows, err := db.pool.Query(ctx, crowdedKeysSQL, orgID, keep)
-	if err != nil {
-		return interpret(err)
-	}
-	crowded, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (spaceKey, error) {
-		var sk spaceKey
-		return sk, r.Scan(&sk.space, &sk.key)
+			var ids []int64
+			_, err = pgx.ForEachRow(rows, []any{&id, &at}, func() error {
+				ids = append(ids, id)
+				return nil
+			})
+			return ids, interpret(err)
+		},
+		Crowded: func(keep int) ([]teammem.EntryRef, error) {
+			rows, err := db.pool.Query(ctx, crowdedKeysSQL, orgID, keep)
+			return collect(rows, err, func(r pgx.Row) (teammem.EntryRef, error) {
+				var sk teammem.EntryRef
+				return sk, r.Scan(&sk.SpaceID, &sk.Key)
+			})
+		},
+		Surplus: func(e teammem.EntryRef, keep int) ([]int64, error) {
+			rows, err := db.pool.Query(ctx, surplusVersionsSQL, orgID, e.SpaceID, e.Key, keep)
+			return collect(rows, err, func(r pgx.Row) (int64, error) {
+				var v int64
+				return v, r.Scan(&v)
+			})
+		},
+		Delete: func(ids []int64) (int, error) {
+			tag, err := db.pool.Exec(ctx, versionsDeleteSQL, orgID, ids)
+			if err != nil {
+				return int(tag.RowsAffected()), fmt.Errorf("delete versions: %w", interpret(err))
+			}
+			return int(tag.RowsAffected()), nil
+		},
 	})
-	if err != nil {
-		return interpret(err)
-	}
-	var pending []int64
-	for _, sk := range crowded {
-		rows, err := db.pool.Query(ctx, surplusVersionsSQL, orgID, sk.space, sk.key, keep)
-		if err != nil {
-			return interpret(err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return interpret(err)
-		}
-		for pending = append(pending, ids...); len(pending) >= batch; pending = pending[batch:] {
-			if err := del(pending[:batch]); err != nil {
-				return err
-			}
-		}
-	}
-	if len(pending) > 0 {
-		return del(pending)
-	}
-	return nil
 }
 
 // SpaceVersionsPurge deletes every version of a space, DefaultPurgeBatch

@@ -78,7 +78,8 @@ func (db *DB) KeyLookup(ctx context.Context, hash []byte) (teammem.Principal, er
 	p.Key = k
 	p.User.ID, p.User.OrgID, p.User.Handle, p.User.Role = k.UserID, k.OrgID, k.UserHandle, teammem.Role(role)
 	p.Org.ID = k.OrgID
-	return p, decodeSettings(settings, &p.Org)
+	p.Org.Settings, err = teammem.DecodeOrgSettings(p.Org.ID, settings)
+	return p, err
 }
 
 // KeyList lists an org's keys, newest first.

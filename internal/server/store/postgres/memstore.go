@@ -2,10 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -45,19 +41,10 @@ func scanStore(row pgx.Row) (teammem.MemoryStore, error) {
 	if name != nil {
 		m.Name, m.Description = *name, *desc
 	}
-	// A store's updated_at moves with its own fields (name, description,
-	// metadata, archiving), never with its memories; a repo space has
-	// none, so it keeps its creation time.
-	m.CreatedAt, m.UpdatedAt = m.Repo.CreatedAt, m.Repo.CreatedAt
-	if created != nil {
-		m.CreatedAt, m.UpdatedAt = *created, *updated
-	}
-	if len(meta) > 0 {
-		if err := json.Unmarshal(meta, &m.Metadata); err != nil {
-			return m, fmt.Errorf("store metadata: %w", err)
-		}
-	}
-	return m, nil
+	m.CreatedAt, m.UpdatedAt = teammem.StoreTimes(m.Repo.CreatedAt, created, updated)
+	var err error
+	m.Metadata, err = teammem.DecodeStoreMetadata(string(meta))
+	return m, err
 }
 
 // MemoryStoreGet returns the store of the space with uid.
@@ -76,28 +63,19 @@ func (db *DB) MemoryStoreList(ctx context.Context, orgID int64, f teammem.Memory
 	return collect(rows, err, scanStore)
 }
 
-func randomUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	return hex.EncodeToString(b[:])
-}
-
-func metadataJSON(m map[string]string) ([]byte, error) {
-	if m == nil {
-		m = map[string]string{}
-	}
-	return json.Marshal(m)
+// storeMetadata is m as the JSONB column takes it.
+func storeMetadata(m map[string]string) ([]byte, error) {
+	s, err := teammem.EncodeStoreMetadata(m)
+	return []byte(s), err
 }
 
 // MemoryStoreCreate creates an API store in one transaction.
 func (db *DB) MemoryStoreCreate(ctx context.Context, orgID int64, p teammem.MemoryStoreCreateParams) (teammem.MemoryStore, error) {
-	meta, err := metadataJSON(p.Metadata)
+	meta, err := storeMetadata(p.Metadata)
 	if err != nil {
 		return teammem.MemoryStore{}, err
 	}
-	uid, at := randomUID(), now()
+	uid, at := teammem.NewStoreUID(), now()
 	var spaceID int64
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if p.MaxStores > 0 {
@@ -149,7 +127,7 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 		add("description = $?", *p.Description)
 	}
 	if p.Metadata != nil {
-		meta, err := metadataJSON(p.Metadata)
+		meta, err := storeMetadata(p.Metadata)
 		if err != nil {
 			return teammem.MemoryStore{}, err
 		}

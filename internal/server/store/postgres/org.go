@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -19,20 +17,14 @@ func scanOrg(row pgx.Row) (teammem.Org, error) {
 	if err := row.Scan(&o.ID, &o.Slug, &o.Name, &settings, &o.Disabled, &o.CreatedAt); err != nil {
 		return o, interpret(err)
 	}
-	return o, decodeSettings(settings, &o)
-}
-
-// decodeSettings fills o.Settings from the JSON text the settings column holds.
-func decodeSettings(settings string, o *teammem.Org) error {
-	if err := json.Unmarshal([]byte(settings), &o.Settings); err != nil {
-		return fmt.Errorf("decode org %d settings: %w", o.ID, err)
-	}
-	return nil
+	var err error
+	o.Settings, err = teammem.DecodeOrgSettings(o.ID, settings)
+	return o, err
 }
 
 // OrgCreate creates an org.
 func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem.Org, error) {
-	settings, err := json.Marshal(p.Settings)
+	settings, err := teammem.EncodeOrgSettings(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -74,7 +66,7 @@ func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
 
 // OrgUpdate changes an org's name, settings or disabled flag.
 func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
-	settings, err := settingsArg(p.Settings)
+	settings, err := teammem.EncodeOrgSettingsChange(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -97,7 +89,7 @@ func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (
 		if err != nil {
 			return err
 		}
-		settings, err := settingsArg(p.Settings)
+		settings, err := teammem.EncodeOrgSettingsChange(p.Settings)
 		if err != nil {
 			return err
 		}
@@ -105,20 +97,6 @@ func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (
 		return err
 	})
 	return org, interpret(err)
-}
-
-// settingsArg encodes settings for an UPDATE that keeps the stored ones
-// when nil.
-func settingsArg(s *teammem.OrgSettings) (*string, error) {
-	if s == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	str := string(b)
-	return &str, nil
 }
 
 // OrgCount counts orgs.

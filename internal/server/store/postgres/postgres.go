@@ -135,10 +135,7 @@ func (db *DB) Ping(ctx context.Context) error {
 	if err != nil {
 		return interpret(err)
 	}
-	if dirty {
-		return teammem.Errorf(teammem.EUnavailable, "database migration %d is dirty", version)
-	}
-	return nil
+	return teammem.MigrationsClean(version, dirty)
 }
 
 // Close closes the pool, waiting for connections in use to be released.

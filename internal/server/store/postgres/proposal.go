@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -34,24 +33,19 @@ func scanProposal(row pgx.Row) (teammem.Proposal, error) {
 		p.DecidedAt = &t
 	}
 	p.CreatedAt = p.CreatedAt.UTC()
-	if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
-		return p, err
-	}
-	p.Findings = teammem.DecodeFindings(findings)
-	p.Redacted = teammem.HasRedacted(p.Changes)
-	return p, nil
+	return p, teammem.DecodeProposalColumns(&p, changes, findings)
 }
 
 // ProposalCreate stores a pending proposal.
 func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposal) (teammem.Proposal, error) {
-	changes, err := json.Marshal(p.Changes)
+	changes, err := teammem.EncodeProposalChanges(p.Changes)
 	if err != nil {
 		return p, err
 	}
 	var id int64
 	err = db.pool.QueryRow(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, key_id, session_id, status, reason, changes, findings, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12) RETURNING id`, orgID, p.Repo, string(p.Scope),
-		nullID(p.AuthorID), p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, string(changes), teammem.EncodeFindings(p.Findings), now()).Scan(&id)
+		nullID(p.AuthorID), p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, changes, teammem.EncodeFindings(p.Findings), now()).Scan(&id)
 	if err != nil {
 		return p, interpret(err)
 	}
@@ -78,25 +72,11 @@ func proposalGet(ctx context.Context, q queryRower, orgID, id int64) (teammem.Pr
 // ProposalList pages an org's proposals, newest first, without content:
 // each change keeps its key, op and base.
 func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalFilter) ([]teammem.Proposal, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	rows, err := db.pool.Query(ctx, `SELECT `+proposalColumns(`coalesce((SELECT jsonb_agg(c - 'content' ORDER BY n) FROM jsonb_array_elements(p.changes::jsonb) WITH ORDINALITY AS e(c, n)), '[]'::jsonb)::text`)+`
 		WHERE p.org_id = $1 AND ($2 = '' OR p.status = $2) AND ($3 = 0 OR p.author_id = $3) AND ($4 = '' OR p.repo = $4) AND ($5 = 0 OR p.id < $5)
 		ORDER BY p.id DESC LIMIT $6`, orgID, string(f.Status), f.AuthorID, f.Repo, f.BeforeID, f.Limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanProposal)
 }
 
 // ProposalDecide moves a pending proposal to its decision.
@@ -134,8 +114,7 @@ func proposalsErase(ctx context.Context, tx pgx.Tx, orgID, spaceID int64, e team
 		if err := row.Scan(&p.ID, &changes, &findings); err != nil {
 			return p, err
 		}
-		p.Findings = teammem.DecodeFindings(findings)
-		return p, json.Unmarshal([]byte(changes), &p.Changes)
+		return p, teammem.DecodeProposalColumns(&p, changes, findings)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("find proposals to erase: %w", err)

@@ -49,10 +49,7 @@ func (db *DB) RepoList(ctx context.Context, orgID int64) ([]teammem.RepoSummary,
 			&s.Team.EntryCount, &s.Team.TotalBytes, &s.Team.UpdatedAt); err != nil {
 			return s, interpret(err)
 		}
-		s.Team.OrgID, s.Team.RepoID, s.Team.Scope = orgID, s.ID, teammem.ScopeTeam
-		if s.Team.Checksum == "" {
-			s.Team.Checksum = teammem.EmptySpaceChecksum
-		}
+		s.CompleteTeam()
 		return s, nil
 	})
 }

@@ -68,10 +68,7 @@ func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.Use
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM users WHERE org_id = $1 AND role = 'owner' AND NOT disabled`, orgID).Scan(&owners); err != nil {
 			return err
 		}
-		if owners == 0 {
-			return teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
-		}
-		return nil
+		return teammem.OwnerKept(u, owners)
 	})
 	return u, interpret(err)
 }

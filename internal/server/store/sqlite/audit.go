@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -25,21 +24,12 @@ func (db *DB) AuditAppend(ctx context.Context, orgID int64, e teammem.AuditEvent
 	})
 }
 
-// auditDetails encodes an event's details as stored: a JSON object, "{}"
-// when there are none.
-func auditDetails(e teammem.AuditEvent) (string, error) {
-	if e.Details == nil {
-		return "{}", nil
-	}
-	b, err := json.Marshal(e.Details)
-	return string(b), err
-}
+// auditDetails encodes an event's details as stored.
+func auditDetails(e teammem.AuditEvent) (string, error) { return teammem.EncodeAuditDetails(e.Details) }
 
 // AuditList pages an org's audit log, newest first.
 func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter) ([]teammem.AuditEvent, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	rows, err := db.query(ctx, `SELECT a.id, coalesce(a.actor_id, 0), coalesce(u.handle, ''), a.action, a.repo, a.target, a.details, a.created_at
 		FROM audit_events a LEFT JOIN users u ON u.id = a.actor_id
 		WHERE a.org_id = ? AND (? = 0 OR a.actor_id = ?) AND (? = '' OR a.repo = ?) AND (? = '' OR a.action = ?) AND (? = 0 OR a.id < ?)
@@ -58,11 +48,8 @@ func (db *DB) AuditList(ctx context.Context, orgID int64, f teammem.AuditFilter)
 			return nil, interpret(err)
 		}
 		e.OrgID, e.CreatedAt = orgID, fromMicros(created)
-		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
+		if e.Details, err = teammem.DecodeAuditDetails(details); err != nil {
 			return nil, err
-		}
-		if len(e.Details) == 0 {
-			e.Details = nil
 		}
 		out = append(out, e)
 	}

@@ -104,120 +104,45 @@ const (
 		SELECT id FROM entry_versions WHERE +org_id = ? AND space_id = ? LIMIT ?)`
 )
 
-// VersionsPurge deletes an org's versions beyond its retention, in batches.
+// VersionsPurge deletes an org's versions beyond its retention, in batches
+// (teammem.PurgeVersions).
 func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.VersionsPurgeParams) (teammem.VersionsPurged, error) {
-	var res teammem.VersionsPurged
-	batch := p.BatchSize()
-	del := func(ids []int64) error {
-		n, err := db.versionsDelete(ctx, orgID, ids)
-		res.Versions += n
-		res.Batches++
-		return err
-	}
-	if !p.Before.IsZero() {
-		if err := db.purgeByAge(ctx, orgID, micros(p.Before), batch, del); err != nil {
-			return res, err
-		}
-	}
-	if p.MaxPerKey > 0 {
-		if err := db.purgeByCount(ctx, orgID, p.MaxPerKey, batch, del); err != nil {
-			return res, err
-		}
-	}
-	return res, nil
-}
-
-// purgeByAge hands del the org's aged versions, batch by batch.
-func (db *DB) purgeByAge(ctx context.Context, orgID, before int64, batch int, del func([]int64) error) error {
-	at, id := int64(math.MinInt64), int64(0) // the cursor: the last row of the previous batch
-	for {
-		rows, err := db.query(ctx, agedVersionsSQL, orgID, before, at, id, batch)
-		if err != nil {
-			return interpret(err)
-		}
-		var ids []int64
-		for rows.Next() {
-			if err := rows.Scan(&id, &at); err != nil {
-				rows.Close()
-				return interpret(err)
+	at, id := int64(math.MinInt64), int64(0) // the age cursor: the last row of the previous batch
+	return teammem.PurgeVersions(p, teammem.VersionPurger{
+		NextAged: func(batch int) ([]int64, error) {
+			rows, err := db.query(ctx, agedVersionsSQL, orgID, micros(p.Before), at, id, batch)
+			if err != nil {
+				return nil, interpret(err)
 			}
-			ids = append(ids, id)
-		}
-		if err := rows.Close(); err != nil {
-			return interpret(err)
-		}
-		if err := rows.Err(); err != nil {
-			return interpret(err)
-		}
-		if len(ids) > 0 {
-			if err := del(ids); err != nil {
-				return err
+			var ids []int64
+			for rows.Next() {
+				if err := rows.Scan(&id, &at); err != nil {
+					rows.Close()
+					return nil, interpret(err)
+				}
+				ids = append(ids, id)
 			}
-		}
-		if len(ids) < batch {
-			return nil
-		}
-	}
-}
-
-// purgeByCount hands del the versions of each entry beyond its keep newest,
-// in batches.
-func (db *DB) purgeByCount(ctx context.Context, orgID int64, keep, batch int, del func([]int64) error) error {
-	type spaceKey struct {
-		space int64
-		key   string
-	}
-	rows, err := db.query(ctx, crowdedKeysSQL, orgID, keep, keep)
-	if err != nil {
-		return interpret(err)
-	}
-	var crowded []spaceKey
-	for rows.Next() {
-		var sk spaceKey
-		if err := rows.Scan(&sk.space, &sk.key); err != nil {
-			rows.Close()
-			return interpret(err)
-		}
-		crowded = append(crowded, sk)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return interpret(err)
-	}
-	var pending []int64
-	for _, sk := range crowded {
-		ids, err := db.surplus(ctx, orgID, sk.space, sk.key, keep)
-		if err != nil {
-			return err
-		}
-		for pending = append(pending, ids...); len(pending) >= batch; pending = pending[batch:] {
-			if err := del(pending[:batch]); err != nil {
-				return err
+			if err := rows.Close(); err != nil {
+				return nil, interpret(err)
 			}
-		}
-	}
-	if len(pending) > 0 {
-		return del(pending)
-	}
-	return nil
-}
-
-// surplus lists the ids of an entry's versions beyond its keep newest.
-func (db *DB) surplus(ctx context.Context, orgID, spaceID int64, key string, keep int) ([]int64, error) {
-	rows, err := db.query(ctx, surplusVersionsSQL, orgID, spaceID, key, keep)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, interpret(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, interpret(rows.Err())
+			return ids, interpret(rows.Err())
+		},
+		Crowded: func(keep int) ([]teammem.EntryRef, error) {
+			rows, err := db.query(ctx, crowdedKeysSQL, orgID, keep, keep)
+			return collect(rows, err, func(r rowScanner) (teammem.EntryRef, error) {
+				var sk teammem.EntryRef
+				return sk, interpret(r.Scan(&sk.SpaceID, &sk.Key))
+			})
+		},
+		Surplus: func(e teammem.EntryRef, keep int) ([]int64, error) {
+			rows, err := db.query(ctx, surplusVersionsSQL, orgID, e.SpaceID, e.Key, keep)
+			return collect(rows, err, func(r rowScanner) (int64, error) {
+				var id int64
+				return id, interpret(r.Scan(&id))
+			})
+		},
+		Delete: func(ids []int64) (int, error) { return db.versionsDelete(ctx, orgID, ids) },
+	})
 }
 
 // versionsDelete deletes, in one transaction, those of the versions ids

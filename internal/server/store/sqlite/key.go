@@ -76,7 +76,8 @@ func (db *DB) KeyLookup(ctx context.Context, hash []byte) (teammem.Principal, er
 	p.Key = k
 	p.User.ID, p.User.OrgID, p.User.Handle, p.User.CreatedAt = k.UserID, k.OrgID, k.UserHandle, fromMicros(userCreated)
 	p.Org.ID, p.Org.CreatedAt = k.OrgID, fromMicros(orgCreated)
-	return p, decodeSettings(settings, &p.Org)
+	p.Org.Settings, err = teammem.DecodeOrgSettings(p.Org.ID, settings)
+	return p, err
 }
 
 // KeyList lists an org's keys, newest first.
@@ -88,19 +89,7 @@ func (db *DB) KeyList(ctx context.Context, orgID int64, f teammem.KeyFilter) ([]
 
 // scanKeys reads every key of a query's rows, closing them; err is the query's own error.
 func scanKeys(rows *sql.Rows, err error) ([]teammem.APIKey, error) {
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.APIKey
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, func(r rowScanner) (teammem.APIKey, error) { return scanKey(r) })
 }
 
 // KeyRevoke revokes a key; revoking twice keeps the first time.

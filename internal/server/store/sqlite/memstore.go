@@ -2,11 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -39,20 +35,11 @@ func scanStore(row rowScanner) (teammem.MemoryStore, error) {
 	m.Repo.ID, m.Repo.OrgID, m.Repo.CreatedAt = s.RepoID, s.OrgID, fromMicros(repoCreated)
 	m.API = name.Valid
 	m.Name, m.Description = name.String, desc.String
-	// A store's updated_at moves with its own fields (name, description,
-	// metadata, archiving), never with its memories; a repo space has
-	// none, so it keeps its creation time.
-	m.CreatedAt, m.UpdatedAt = m.Repo.CreatedAt, m.Repo.CreatedAt
-	if created.Valid {
-		m.CreatedAt, m.UpdatedAt = fromMicros(created.Int64), fromMicros(mupdated.Int64)
-	}
+	m.CreatedAt, m.UpdatedAt = teammem.StoreTimes(m.Repo.CreatedAt, ptrFromMicros(created), ptrFromMicros(mupdated))
 	m.ArchivedAt = ptrFromMicros(archived)
-	if meta.Valid && meta.String != "" {
-		if err := json.Unmarshal([]byte(meta.String), &m.Metadata); err != nil {
-			return m, fmt.Errorf("store metadata: %w", err)
-		}
-	}
-	return m, nil
+	var err error
+	m.Metadata, err = teammem.DecodeStoreMetadata(meta.String)
+	return m, err
 }
 
 // MemoryStoreGet returns the store of the space with uid.
@@ -69,44 +56,16 @@ func (db *DB) MemoryStoreList(ctx context.Context, orgID int64, f teammem.Memory
 			AND (? IS NULL OR coalesce(m.created_at, r.created_at) <= ?)
 		ORDER BY s.id LIMIT ?`, orgID, f.UserID, f.AfterSpaceID, f.IncludeArchived,
 		nullMicros(f.CreatedGTE), nullMicros(f.CreatedGTE), nullMicros(f.CreatedLTE), nullMicros(f.CreatedLTE), f.Limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.MemoryStore
-	for rows.Next() {
-		m, err := scanStore(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, interpret(rows.Err())
-}
-
-func randomUID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("crypto/rand failed: " + err.Error())
-	}
-	return hex.EncodeToString(b[:])
-}
-
-func metadataJSON(m map[string]string) (string, error) {
-	if m == nil {
-		m = map[string]string{}
-	}
-	b, err := json.Marshal(m)
-	return string(b), err
+	return collect(rows, err, scanStore)
 }
 
 // MemoryStoreCreate creates an API store in one transaction.
 func (db *DB) MemoryStoreCreate(ctx context.Context, orgID int64, p teammem.MemoryStoreCreateParams) (teammem.MemoryStore, error) {
-	meta, err := metadataJSON(p.Metadata)
+	meta, err := teammem.EncodeStoreMetadata(p.Metadata)
 	if err != nil {
 		return teammem.MemoryStore{}, err
 	}
-	uid, at := randomUID(), micros(now())
+	uid, at := teammem.NewStoreUID(), micros(now())
 	tx, err := db.begin(ctx, orgID)
 	if err != nil {
 		return teammem.MemoryStore{}, err
@@ -153,7 +112,7 @@ func (db *DB) MemoryStoreUpdate(ctx context.Context, orgID, spaceID int64, p tea
 		sets, args = append(sets, "description = ?"), append(args, *p.Description)
 	}
 	if p.Metadata != nil {
-		meta, err := metadataJSON(p.Metadata)
+		meta, err := teammem.EncodeStoreMetadata(p.Metadata)
 		if err != nil {
 			return teammem.MemoryStore{}, err
 		}

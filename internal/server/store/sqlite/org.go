@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/google/uuid"
 
@@ -20,19 +18,14 @@ func scanOrg(row rowScanner) (teammem.Org, error) {
 		return o, interpret(err)
 	}
 	o.CreatedAt = fromMicros(created)
-	return o, decodeSettings(settings, &o)
-}
-
-func decodeSettings(settings string, o *teammem.Org) error {
-	if err := json.Unmarshal([]byte(settings), &o.Settings); err != nil {
-		return fmt.Errorf("decode org %d settings: %w", o.ID, err)
-	}
-	return nil
+	var err error
+	o.Settings, err = teammem.DecodeOrgSettings(o.ID, settings)
+	return o, err
 }
 
 // OrgCreate creates an org.
 func (db *DB) OrgCreate(ctx context.Context, p teammem.OrgCreateParams) (teammem.Org, error) {
-	settings, err := json.Marshal(p.Settings)
+	settings, err := teammem.EncodeOrgSettings(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -74,24 +67,12 @@ func (db *DB) OrgGetBySlug(ctx context.Context, slug string) (teammem.Org, error
 // OrgList lists every org, oldest first.
 func (db *DB) OrgList(ctx context.Context) ([]teammem.Org, error) {
 	rows, err := db.query(ctx, `SELECT `+orgColumns+` FROM orgs ORDER BY id`)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Org
-	for rows.Next() {
-		o, err := scanOrg(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, o)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanOrg)
 }
 
 // OrgUpdate changes an org's name, settings or disabled flag.
 func (db *DB) OrgUpdate(ctx context.Context, orgID int64, p teammem.OrgUpdateParams) (teammem.Org, error) {
-	settings, err := settingsArg(p.Settings)
+	settings, err := teammem.EncodeOrgSettingsChange(p.Settings)
 	if err != nil {
 		return teammem.Org{}, err
 	}
@@ -120,7 +101,7 @@ func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (
 	if err != nil {
 		return org, err
 	}
-	settings, err := settingsArg(p.Settings)
+	settings, err := teammem.EncodeOrgSettingsChange(p.Settings)
 	if err != nil {
 		return org, err
 	}
@@ -130,20 +111,6 @@ func (db *DB) OrgEdit(ctx context.Context, orgID int64, edit func(teammem.Org) (
 		return org, err
 	}
 	return org, interpret(tx.Commit())
-}
-
-// settingsArg encodes settings for an UPDATE that keeps the stored ones
-// when nil.
-func settingsArg(s *teammem.OrgSettings) (*string, error) {
-	if s == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	str := string(b)
-	return &str, nil
 }
 
 // OrgCount counts orgs.

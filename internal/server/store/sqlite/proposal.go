@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -27,17 +26,12 @@ func scanProposal(row rowScanner) (teammem.Proposal, error) {
 		return p, interpret(err)
 	}
 	p.CreatedAt, p.DecidedAt = fromMicros(created), ptrFromMicros(decided)
-	if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
-		return p, err
-	}
-	p.Findings = teammem.DecodeFindings(findings)
-	p.Redacted = teammem.HasRedacted(p.Changes)
-	return p, nil
+	return p, teammem.DecodeProposalColumns(&p, changes, findings)
 }
 
 // ProposalCreate stores a pending proposal.
 func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposal) (teammem.Proposal, error) {
-	changes, err := json.Marshal(p.Changes)
+	changes, err := teammem.EncodeProposalChanges(p.Changes)
 	if err != nil {
 		return p, err
 	}
@@ -45,7 +39,7 @@ func (db *DB) ProposalCreate(ctx context.Context, orgID int64, p teammem.Proposa
 	err = db.writing(ctx, orgID, func() error {
 		return db.w.QueryRowContext(ctx, `INSERT INTO proposals (org_id, repo, scope, author_id, client_id, api, key_id, session_id, status, reason, changes, findings, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) RETURNING id`, orgID, p.Repo, string(p.Scope),
-			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, string(changes),
+			sql.NullInt64{Int64: p.AuthorID, Valid: p.AuthorID != 0}, p.ClientID, p.API, p.KeyID, p.SessionID, p.Reason, changes,
 			teammem.EncodeFindings(p.Findings), micros(now())).Scan(&id)
 	})
 	if err != nil {
@@ -74,26 +68,12 @@ func (db *DB) proposalGet(ctx context.Context, q queryRower, orgID, id int64) (t
 // ProposalList pages an org's proposals, newest first, without content:
 // each change keeps its key, op and base.
 func (db *DB) ProposalList(ctx context.Context, orgID int64, f teammem.ProposalFilter) ([]teammem.Proposal, error) {
-	if f.Limit <= 0 || f.Limit > 1000 {
-		f.Limit = 100
-	}
+	f.Limit = teammem.ListLimit(f.Limit)
 	// json_remove drops each change's content inside SQLite.
 	rows, err := db.query(ctx, `SELECT `+proposalColumns(`(SELECT json_group_array(json_remove(c.value, '$.content')) FROM json_each(p.changes) c)`)+`
 		WHERE p.org_id = ? AND (? = '' OR p.status = ?) AND (? = 0 OR p.author_id = ?) AND (? = '' OR p.repo = ?) AND (? = 0 OR p.id < ?)
 		ORDER BY p.id DESC LIMIT ?`, orgID, string(f.Status), string(f.Status), f.AuthorID, f.AuthorID, f.Repo, f.Repo, f.BeforeID, f.BeforeID, f.Limit)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Proposal
-	for rows.Next() {
-		p, err := scanProposal(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanProposal)
 }
 
 // ProposalDecide moves a pending proposal to its decision.
@@ -145,11 +125,10 @@ func proposalsErase(ctx context.Context, tx *sql.Tx, orgID, spaceID int64, e tea
 			rows.Close()
 			return 0, interpret(err)
 		}
-		if err := json.Unmarshal([]byte(changes), &p.Changes); err != nil {
+		if err := teammem.DecodeProposalColumns(&p, changes, findings); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("proposal %d: %w", p.ID, err)
 		}
-		p.Findings = teammem.DecodeFindings(findings)
 		found = append(found, p)
 	}
 	rows.Close()

@@ -55,10 +55,7 @@ func (db *DB) RepoList(ctx context.Context, orgID int64) ([]teammem.RepoSummary,
 			return nil, interpret(err)
 		}
 		s.CreatedAt, s.Team.UpdatedAt = fromMicros(created), fromMicros(updated)
-		s.Team.OrgID, s.Team.RepoID, s.Team.Scope = orgID, s.ID, teammem.ScopeTeam
-		if s.Team.Checksum == "" {
-			s.Team.Checksum = teammem.EmptySpaceChecksum
-		}
+		s.CompleteTeam()
 		out = append(out, s)
 	}
 	return out, interpret(rows.Err())

@@ -34,19 +34,7 @@ func (db *DB) SpaceGet(ctx context.Context, orgID int64, ref teammem.SpaceRef) (
 // SpaceList lists every space of every org.
 func (db *DB) SpaceList(ctx context.Context) ([]teammem.Space, error) {
 	rows, err := db.query(ctx, `SELECT `+spaceColumns+` FROM spaces ORDER BY id`)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.Space
-	for rows.Next() {
-		sp, err := scanSpace(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, sp)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanSpace)
 }
 
 // SpaceEnsure returns a space head, creating an empty space when missing.

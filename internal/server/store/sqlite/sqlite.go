@@ -162,10 +162,7 @@ func (db *DB) Ping(ctx context.Context) error {
 	if err != nil {
 		return interpret(err)
 	}
-	if dirty {
-		return teammem.Errorf(teammem.EUnavailable, "database migration %d is dirty", version)
-	}
-	return nil
+	return teammem.MigrationsClean(version, dirty)
 }
 
 // Close closes both pools.
@@ -231,6 +228,24 @@ func now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 // rowScanner is *sql.Row or *sql.Rows.
 type rowScanner interface{ Scan(dest ...any) error }
+
+// collect scans every row of a query with scan and closes the rows; err is
+// the query's own.
+func collect[T any](rows *sql.Rows, err error, scan func(rowScanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, interpret(rows.Err())
+}
 
 // scanExtra scans a row whose columns are a scan function's and then extra.
 type scanExtra struct {

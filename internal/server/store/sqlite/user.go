@@ -42,19 +42,7 @@ func (db *DB) UserGetByHandle(ctx context.Context, orgID int64, handle string) (
 // UserList lists an org's users, oldest first.
 func (db *DB) UserList(ctx context.Context, orgID int64) ([]teammem.User, error) {
 	rows, err := db.query(ctx, `SELECT `+userColumns+` FROM users WHERE org_id = ? ORDER BY id`, orgID)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	var out []teammem.User
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, u)
-	}
-	return out, interpret(rows.Err())
+	return collect(rows, err, scanUser)
 }
 
 // UserUpdate changes a user's role or disabled flag.
@@ -81,8 +69,8 @@ func (db *DB) UserUpdate(ctx context.Context, orgID, userID int64, p teammem.Use
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM users WHERE org_id = ? AND role = 'owner' AND disabled = 0`, orgID).Scan(&owners); err != nil {
 			return u, interpret(err)
 		}
-		if owners == 0 {
-			return u, teammem.Errorf(teammem.EConflict, "%q is the organization's last active owner; make another user owner first", u.Handle)
+		if err := teammem.OwnerKept(u, owners); err != nil {
+			return u, err
 		}
 	}
 	return u, interpret(tx.Commit())
