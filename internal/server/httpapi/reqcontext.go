@@ -36,6 +36,9 @@ type reqContext struct {
 	// pushCounted is set by recordWrite: the request's write is in the
 	// push metrics, and limitBody must not count it again.
 	pushCounted bool
+	// clientGone is set by fail when the client went away before its
+	// answer: observe records the request as StatusClientClosed.
+	clientGone bool
 
 	mu     sync.Mutex
 	ctx    context.Context // armed: a real context with the deadline
