@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"testing"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/teammem/teammem/internal/server/telemetry"
+)
+
+// TestEntryRoutes checks which route of the table serves an entry path and
+// which key it binds: a route's tail is matched from the end, so a key may
+// hold slashes and segments named like a tail, and a key whose last segment
+// is "history" reads as the history route (api/openapi.yaml).
+func TestEntryRoutes(t *testing.T) {
+	s := New(nil, nil, Config{MaxBodyBytes: 1 << 20}, nil, telemetry.New())
+	const space = "/v1/repos/{owner}/{name}/{scope}/entries"
+	for _, tc := range []struct {
+		method, path string
+		pattern      string
+		key, version string
+	}{
+		{"GET", "/v1/repos/a/b/team/entries/notes/x.md", space + "/*", "notes/x.md", ""},
+		{"GET", "/v1/repos/a/b/team/entries/notes/x.md/history", space + "/{key}/history", "notes/x.md", ""},
+		{"GET", "/v1/repos/a/b/team/entries/history", space + "/*", "history", ""},
+		{"GET", "/v1/repos/a/b/team/entries/x/restore", space + "/*", "x/restore", ""},
+		{"GET", "/v1/repos/a/b/team/entries/", space + "/*", "", ""},
+		{"PUT", "/v1/repos/a/b/team/entries/notes/history", space + "/*", "notes/history", ""},
+		{"DELETE", "/v1/repos/a/b/team/entries/notes/history", space + "/*", "notes/history", ""},
+		{"POST", "/v1/repos/a/b/team/entries/notes/x.md/restore", space + "/{key}/restore", "notes/x.md", ""},
+		{"POST", "/v1/repos/a/b/team/entries/a/history/2/redact/restore", space + "/{key}/restore", "a/history/2/redact", ""},
+		{"POST", "/v1/repos/a/b/team/entries/notes/x.md/history/3/redact", space + "/{key}/history/{version}/redact", "notes/x.md", "3"},
+		{"POST", "/v1/repos/a/b/team/entries/x/restore/history/3/redact", space + "/{key}/history/{version}/redact", "x/restore", "3"},
+		{"POST", "/v1/repos/h%2Fa/b/team/entries/n%2Fx.md/restore", space + "/{key}/restore", "n%2Fx.md", ""},
+		// A POST to any other entry path is routed, and answered 404.
+		{"POST", "/v1/repos/a/b/team/entries/notes/x.md", space + "/*", "", ""},
+		{"PATCH", "/v1/repos/a/b/team/entries/notes/x.md", "", "", ""},
+	} {
+		rctx := chi.NewRouteContext()
+		got := s.router.Find(rctx, tc.method, tc.path)
+		if got != tc.pattern {
+			t.Errorf("%s %s: routed by %q, want %q", tc.method, tc.path, got, tc.pattern)
+			continue
+		}
+		if got == "" {
+			continue
+		}
+		if !s.routeLabels[got] {
+			t.Errorf("%s %s: pattern %q is no metrics label", tc.method, tc.path, got)
+		}
+		if k := rctx.URLParam(keyParam); k != tc.key {
+			t.Errorf("%s %s: key %q, want %q", tc.method, tc.path, k, tc.key)
+		}
+		if v := rctx.URLParam("version"); v != tc.version {
+			t.Errorf("%s %s: version %q, want %q", tc.method, tc.path, v, tc.version)
+		}
+	}
+}
