@@ -116,6 +116,11 @@ func (k *keyRoutes) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rctx.RoutePatterns = append(rctx.RoutePatterns, "/*")
 		k.notFound.ServeHTTP(w, r)
 	default:
+		// No route, as chi says of a 405: the mount's "/entries/*" comes
+		// off the pattern, so the request counts as unmatched.
+		if n := len(rctx.RoutePatterns); n > 0 {
+			rctx.RoutePatterns = rctx.RoutePatterns[:n-1]
+		}
 		k.methodNotAllowed.ServeHTTP(w, r)
 	}
 }

@@ -1,11 +1,18 @@
 package httpapi
 
 import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teammem/teammem/internal/server/store/sqlite"
 	"github.com/teammem/teammem/internal/server/telemetry"
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // TestEntryRoutes checks which route of the table serves an entry path and
@@ -53,6 +60,48 @@ func TestEntryRoutes(t *testing.T) {
 		}
 		if v := rctx.URLParam("version"); v != tc.version {
 			t.Errorf("%s %s: version %q, want %q", tc.method, tc.path, v, tc.version)
+		}
+	}
+}
+
+// TestEntryRouteLabels checks the route label of requests to entry paths:
+// each route's own, the entries' for a POST answered 404, and unmatched for
+// a method no entry route serves (as chi labels any 405).
+func TestEntryRouteLabels(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "t.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	org, err := st.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := st.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "ada", Role: teammem.RoleOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, prefix := teammem.NewKeyString()
+	if _, err := st.KeyCreate(ctx, org.ID, teammem.KeyCreateParams{UserID: user.ID, Name: "k", Prefix: prefix, Hash: teammem.HashKey(key)}); err != nil {
+		t.Fatal(err)
+	}
+	s := New(st, nil, Config{MaxBodyBytes: 1 << 20, Defaults: teammem.DefaultServerDefaults}, nil, telemetry.New())
+	const space = "/v1/repos/{owner}/{name}/{scope}/entries"
+	for _, tc := range []struct{ method, path, label string }{
+		{"POST", "/v1/repos/a/b/team/entries/x.md", space + "/*"},
+		{"PATCH", "/v1/repos/a/b/team/entries/x.md", telemetry.RouteUnmatched},
+		{"OPTIONS", "/v1/repos/a/b/team/batch", telemetry.RouteUnmatched},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(tc.method, tc.path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		s.Handler().ServeHTTP(rec, req)
+		want := fmt.Sprintf(`teammem_http_requests_total{code="%d",method="%s",route="%s"} 1`, rec.Code, tc.method, tc.label)
+		mrec := httptest.NewRecorder()
+		s.MetricsHandler().ServeHTTP(mrec, httptest.NewRequest("GET", "/metrics", nil))
+		if !strings.Contains(mrec.Body.String(), want) {
+			t.Errorf("%s %s (%d): no %s", tc.method, tc.path, rec.Code, want)
 		}
 	}
 }
