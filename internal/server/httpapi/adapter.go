@@ -20,10 +20,10 @@ import (
 //     error is logged once and the response ends as it is;
 //   - otherwise the error is answered in the route's envelope.
 
-// StatusClientClosed is the status a request is recorded with when its
+// statusClientClosed is the status a request is recorded with when its
 // client went away before it was answered (nginx's 499). It never reaches
 // the client: there is none left.
-const StatusClientClosed = 499
+const statusClientClosed = 499
 
 // handlerFunc is an HTTP handler that reports failure by returning an error.
 type handlerFunc func(w http.ResponseWriter, r *http.Request) error

@@ -160,14 +160,14 @@ func TestAdapterRecordsClientGoneAs499(t *testing.T) {
 		if w.writes != 0 {
 			t.Errorf("%d writes to a client that went away", w.writes)
 		}
-		if n := b.requests(StatusClientClosed); n != 1 {
+		if n := b.requests(statusClientClosed); n != 1 {
 			t.Errorf("requests recorded with 499: %v, want 1", n)
 		}
 		if got := b.lines(t, "request failed"); len(got) != 0 {
 			t.Errorf("a client going away was logged as a failure: %v", got)
 		}
 		got := b.lines(t, "request")
-		if len(got) != 1 || got[0]["status"] != float64(StatusClientClosed) || got[0]["level"] != "INFO" {
+		if len(got) != 1 || got[0]["status"] != float64(statusClientClosed) || got[0]["level"] != "INFO" {
 			t.Errorf("request log lines: %v, want one at INFO with status 499", got)
 		}
 	})
@@ -216,7 +216,7 @@ func TestClientCancelsMidRequest(t *testing.T) {
 	if err := <-errc; err == nil {
 		t.Fatal("the cancelled request got an answer")
 	}
-	for deadline := time.Now().Add(10 * time.Second); b.requests(StatusClientClosed) != 1; {
+	for deadline := time.Now().Add(10 * time.Second); b.requests(statusClientClosed) != 1; {
 		if time.Now().After(deadline) {
 			t.Fatalf("no 499 recorded; request lines: %v", b.lines(t, "request"))
 		}

@@ -70,7 +70,7 @@ func (b consoleBackend) Call(ctx context.Context, p teammem.Principal, method, p
 			outer.clientGone = true
 		}
 		if rec.status == 0 {
-			rec.status = StatusClientClosed
+			rec.status = statusClientClosed
 		}
 	}
 	if rec.status == 0 {

@@ -138,7 +138,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			status := rec.status
 			switch {
 			case ctx.clientGone:
-				status = StatusClientClosed
+				status = statusClientClosed
 			case status == 0:
 				status = http.StatusOK
 			}

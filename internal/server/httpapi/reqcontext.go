@@ -37,7 +37,7 @@ type reqContext struct {
 	// push metrics, and limitBody must not count it again.
 	pushCounted bool
 	// clientGone is set by fail when the client went away before its
-	// answer: observe records the request as StatusClientClosed.
+	// answer: observe records the request as statusClientClosed.
 	clientGone bool
 
 	mu     sync.Mutex
