@@ -2,6 +2,8 @@ package console
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -168,6 +170,9 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, v *viewer,
 // fail renders err as the API would answer it: its status and message,
 // never internal detail.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
+	if errors.Is(r.Context().Err(), context.Canceled) {
+		return // the browser went away: no page to show, and no failure of ours
+	}
 	status := c.cfg.Backend.Status(err)
 	msg := teammem.ErrorMessage(err)
 	if status >= 500 {

@@ -118,7 +118,7 @@ func (s *Server) requireKey(next http.Handler) http.Handler {
 		}
 		p, err := s.authenticate(r)
 		if err != nil {
-			s.writeError(w, r, err)
+			s.fail(w, r, err, s.writeError)
 			return
 		}
 		// observe gave every request its context; the caller goes there,

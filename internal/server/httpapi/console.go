@@ -63,6 +63,16 @@ func (b consoleBackend) Call(ctx context.Context, p teammem.Principal, method, p
 	}
 	rec := &bufferWriter{header: http.Header{}}
 	b.s.router.ServeHTTP(rec, req)
+	if rc.clientGone {
+		// The browser went away: so did the console's page request, which
+		// observe then records as the API request was (fail).
+		if outer := reqContextOf(ctx); outer != nil {
+			outer.clientGone = true
+		}
+		if rec.status == 0 {
+			rec.status = statusClientClosed
+		}
+	}
 	if rec.status == 0 {
 		rec.status = http.StatusOK
 	}

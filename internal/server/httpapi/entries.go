@@ -24,16 +24,9 @@ func pathParam(r *http.Request, v string) (string, error) {
 	return url.PathUnescape(v)
 }
 
-// entryKey returns the key in the path of an entry route, less suffix.
-func entryKey(r *http.Request, suffix string) (string, error) {
-	raw := chi.URLParam(r, "*")
-	if suffix != "" {
-		var ok bool
-		if raw, ok = strings.CutSuffix(raw, suffix); !ok {
-			return "", teammem.Errorf(teammem.ENotFound, "no such route")
-		}
-	}
-	key, err := pathParam(r, raw)
+// entryKey returns the key in the path of an entry route (keyRoutes).
+func entryKey(r *http.Request) (string, error) {
+	key, err := pathParam(r, chi.URLParam(r, keyParam))
 	if err != nil {
 		return "", teammem.Errorf(teammem.EInvalid, "entry key is not validly escaped")
 	}
@@ -41,12 +34,9 @@ func entryKey(r *http.Request, suffix string) (string, error) {
 }
 
 // getEntry serves GET .../entries/{key}: the raw content with the entry
-// checksum as ETag; a path ending in /history is the key's history.
+// checksum as ETag.
 func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) error {
-	if strings.HasSuffix(chi.URLParam(r, "*"), "/history") {
-		return s.getHistory(w, r)
-	}
-	key, err := entryKey(r, "")
+	key, err := entryKey(r)
 	if err != nil {
 		return err
 	}
@@ -79,7 +69,7 @@ func (s *Server) getEntry(w http.ResponseWriter, r *http.Request) error {
 // putEntry serves PUT .../entries/{key}: the body is the file's bytes.
 // If-Match names the checksum the writer saw; If-None-Match: * creates only.
 func (s *Server) putEntry(w http.ResponseWriter, r *http.Request) error {
-	key, err := entryKey(r, "")
+	key, err := entryKey(r)
 	if err != nil {
 		return err
 	}
@@ -138,7 +128,7 @@ func asPrecondition(err error) error {
 
 // deleteEntry serves DELETE .../entries/{key}: the entry becomes a tombstone.
 func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request) error {
-	key, err := entryKey(r, "")
+	key, err := entryKey(r)
 	if err != nil {
 		return err
 	}
@@ -167,7 +157,7 @@ func (s *Server) deleteEntry(w http.ResponseWriter, r *http.Request) error {
 
 // getHistory serves GET .../entries/{key}/history.
 func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
-	key, err := entryKey(r, "/history")
+	key, err := entryKey(r)
 	if err != nil {
 		return err
 	}
@@ -188,14 +178,10 @@ func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// postEntry serves POST .../entries/{key}/restore {"version": N}: that
-// version's content is written back as a new version. A path ending in
-// /history/{version}/redact redacts that version instead (history.go).
-func (s *Server) postEntry(w http.ResponseWriter, r *http.Request) error {
-	if key, version, ok := redactPath(chi.URLParam(r, "*")); ok {
-		return s.redactVersion(w, r, key, version)
-	}
-	key, err := entryKey(r, "/restore")
+// restoreEntry serves POST .../entries/{key}/restore {"version": N}: that
+// version's content is written back as a new version.
+func (s *Server) restoreEntry(w http.ResponseWriter, r *http.Request) error {
+	key, err := entryKey(r)
 	if err != nil {
 		return err
 	}

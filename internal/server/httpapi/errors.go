@@ -29,18 +29,6 @@ var statusByCode = map[string]int{
 	teammem.EInternal:           http.StatusInternalServerError,
 }
 
-// handlerFunc is an HTTP handler that reports failure by returning an error.
-type handlerFunc func(w http.ResponseWriter, r *http.Request) error
-
-// handle adapts a handlerFunc: a returned error becomes the JSON error body.
-func (s *Server) handle(fn handlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
-			s.writeError(w, r, err)
-		}
-	}
-}
-
 // writeError writes err as the JSON error body. Only internal errors are
 // logged with their detail; the client gets the code and a safe message.
 // Under the memory store routes it is Anthropic's envelope instead, whoever

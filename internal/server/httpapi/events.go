@@ -73,7 +73,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	st, resumed := parseEventID(r.Header.Get("Last-Event-ID"))
 	heads, err := s.heads(r, g.p, slug, g.personal)
 	if err != nil {
-		return nil // headers are sent; the client reconnects
+		return err // after the headers: logged, and the client reconnects
 	}
 	if !resumed {
 		st = streamState{team: heads[teammem.ScopeTeam].Version, personal: heads[teammem.ScopePersonal].Version} // missing heads read as 0
@@ -82,6 +82,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		fmt.Fprint(w, "retry: 2000\n: resumed\n\n")
 		s.catchUp(w, &st, heads)
 	}
+	// A stream has no end of its own: the client leaving (a failed flush,
+	// the request's context done) or the server closing it ends it as it
+	// should, with the 200 it was sent; only a failure is returned.
 	if rc.Flush() != nil {
 		return nil
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -21,36 +22,19 @@ type redactResponse struct {
 	Redacted teammem.EntryVersion `json:"redacted"`
 }
 
-// redactPath splits the wildcard of an entry POST that ends in
-// "/history/{version}/redact" into the (still escaped) key and the version.
-// It parses from the end, so a key may itself contain such segments.
-func redactPath(raw string) (key string, version int64, ok bool) {
-	rest, ok := strings.CutSuffix(raw, "/redact")
-	if !ok {
-		return "", 0, false
-	}
-	i := strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return "", 0, false
-	}
-	version, err := strconv.ParseInt(rest[i+1:], 10, 64)
-	if err != nil || version < 1 {
-		return "", 0, false
-	}
-	key, ok = strings.CutSuffix(rest[:i], "/history")
-	return key, version, ok && key != ""
-}
-
 // redactVersion serves POST .../entries/{key}/history/{version}/redact: the
 // version's content is erased for good, its row stays. On the team space
 // this is moderation (admins and owners); the personal space is always the
 // caller's own, the author of every version in it.
-func (s *Server) redactVersion(w http.ResponseWriter, r *http.Request, rawKey string, version int64) error {
-	key, err := pathParam(r, rawKey)
-	if err != nil {
-		return teammem.Errorf(teammem.EInvalid, "entry key is not validly escaped")
+func (s *Server) redactVersion(w http.ResponseWriter, r *http.Request) error {
+	// Only a version from 1 and a key name a version: any other path of
+	// this shape is no route, as a POST to an entry path is.
+	version, err := strconv.ParseInt(chi.URLParam(r, "version"), 10, 64)
+	if err != nil || version < 1 || chi.URLParam(r, keyParam) == "" {
+		return teammem.Errorf(teammem.ENotFound, "no such route")
 	}
-	if err := teammem.ValidateKey(key); err != nil {
+	key, err := entryKey(r)
+	if err != nil {
 		return err
 	}
 	sr, err := s.resolveSpace(r, true)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -78,7 +79,7 @@ func (s *Server) exportMemories(w http.ResponseWriter, r *http.Request) error {
 		count++
 		if len(line) >= 16<<10 {
 			if _, err := bw.Write(line); err != nil {
-				return teammem.Errorf(teammem.EUnavailable, "the client went away")
+				return fmt.Errorf("export: %w", err)
 			}
 			line = line[:0]
 		}
@@ -91,7 +92,7 @@ func (s *Server) exportMemories(w http.ResponseWriter, r *http.Request) error {
 		}
 		outcome = "error"
 		_ = bw.Flush() // no trailer: the client sees a truncated stream
-		return nil
+		return err     // after the status: the adapter records, never answers
 	}
 	if !started {
 		w.WriteHeader(http.StatusOK)

@@ -76,16 +76,6 @@ func entryTooLargeMessage(te *teammem.Error) string {
 	return teammem.MsgContentTooLarge
 }
 
-// storeHandle adapts a handler of the store routes: a returned error becomes
-// Anthropic's envelope.
-func (s *Server) storeHandle(fn handlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := fn(w, r); err != nil {
-			s.writeStoreError(w, r, err)
-		}
-	}
-}
-
 // writeStoreError writes err in Anthropic's envelope. A 429 or 503 always
 // carries Retry-After, so the Claude Code client backs off instead of
 // counting a permanent failure; every other 4xx says x-should-retry:
@@ -153,7 +143,7 @@ func (s *Server) requireStoreKey(next http.Handler) http.Handler {
 		}
 		p, err := s.authenticate(r)
 		if err != nil {
-			s.writeStoreError(w, r, err)
+			s.fail(w, r, err, s.writeStoreError)
 			return
 		}
 		if c := reqContextOf(r.Context()); c != nil {

@@ -136,7 +136,10 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				route = p
 			}
 			status := rec.status
-			if status == 0 {
+			switch {
+			case ctx.clientGone:
+				status = statusClientClosed
+			case status == 0:
 				status = http.StatusOK
 			}
 			d := time.Since(start)

@@ -34,6 +34,9 @@ type reqContext struct {
 	// (consoleBackend.Call) with caller already set: requireKey takes the
 	// caller as authenticated. Only that code sets it.
 	inProcess bool
+	// clientGone is set by fail when the client went away before its
+	// answer: observe records the request as statusClientClosed.
+	clientGone bool
 
 	mu     sync.Mutex
 	ctx    context.Context // armed: a real context with the deadline

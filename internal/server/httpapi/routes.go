@@ -16,18 +16,8 @@ import (
 // writes through s.writer, which does.
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
-		return teammem.Errorf(teammem.ENotFound, "no such route")
-	}))
-	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
-		w.Header().Set("Allow", allowedMethods(r, req))
-		if isStorePath(req.URL.Path) {
-			writeJSON(w, http.StatusMethodNotAllowed, storeErrorBody{Type: "error",
-				Error: map[string]any{"type": "invalid_request_error", "message": "method not allowed on this route"}})
-			return
-		}
-		writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
-	})
+	r.NotFound(s.handle(noRoute))
+	r.MethodNotAllowed(s.methodNotAllowed)
 	r.Get("/healthz", s.handle(s.healthz))
 	r.Get("/readyz", s.handle(s.readyz))
 	// The web console (HTML, not part of the API spec): its pages call the
@@ -85,10 +75,18 @@ func (s *Server) routes() chi.Router {
 				r.Get("/changes", s.handle(s.getChanges))
 				r.Get("/MEMORY.md", s.handle(s.getIndex))
 				r.Get("/export", s.handle(s.getExport))
-				r.Get("/entries/*", s.handle(s.getEntry))
-				r.Put("/entries/*", s.handle(s.putEntry))
-				r.Delete("/entries/*", s.handle(s.deleteEntry))
-				r.Post("/entries/*", s.handle(s.postEntry))
+				// Entries: a key spans the rest of the path, slashes and
+				// all, up to a route's tail (keyroutes.go). A key whose
+				// last segment is "history" is thus the history of the
+				// key before it, as api/openapi.yaml says.
+				r.Mount("/entries/", s.keyRoutes(func(k *keyRoutes) {
+					k.Get("/{key}/history", s.handle(s.getHistory))
+					k.Get("/*", s.handle(s.getEntry))
+					k.Put("/*", s.handle(s.putEntry))
+					k.Delete("/*", s.handle(s.deleteEntry))
+					k.Post("/{key}/restore", s.handle(s.restoreEntry))
+					k.Post("/{key}/history/{version}/redact", s.handle(s.redactVersion))
+				}))
 				r.Post("/memory_store", s.handle(s.ensureMemoryStore))
 			})
 		})
@@ -115,4 +113,29 @@ func (s *Server) routes() chi.Router {
 		})
 	})
 	return r
+}
+
+// noRoute answers a path no route serves.
+func noRoute(w http.ResponseWriter, r *http.Request) error {
+	return teammem.Errorf(teammem.ENotFound, "no such route")
+}
+
+// methodNotAllowed answers a method no route serves on a path another
+// method's route does, with the Allow header of those methods.
+func (s *Server) methodNotAllowed(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Allow", allowedMethods(s.router, req))
+	if isStorePath(req.URL.Path) {
+		writeJSON(w, http.StatusMethodNotAllowed, storeErrorBody{Type: "error",
+			Error: map[string]any{"type": "invalid_request_error", "message": "method not allowed on this route"}})
+		return
+	}
+	writeJSON(w, http.StatusMethodNotAllowed, wire.ErrorBody{Error: wire.ErrorObject{Type: teammem.EInvalid, Message: "method not allowed on this route"}})
+}
+
+// keyRoutes returns the routes of a space's entries that add lists, with
+// the API's answers to a path or a method none of them serves.
+func (s *Server) keyRoutes(add func(*keyRoutes)) *keyRoutes {
+	k := &keyRoutes{notFound: s.handle(noRoute), methodNotAllowed: http.HandlerFunc(s.methodNotAllowed)}
+	add(k)
+	return k
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"github.com/go-chi/chi/v5"
 	"net/http"
 	"strconv"
@@ -235,14 +236,18 @@ func (s *Server) getExport(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range entries {
 		hdr := &tar.Header{Name: e.Key, Mode: 0o644, Size: int64(len(e.Content)), ModTime: e.UpdatedAt, Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(hdr); err != nil {
-			return nil // the client went away; the status is already sent
+			return fmt.Errorf("export: %w", err) // the status is sent: the adapter records, never answers
 		}
 		if _, err := tw.Write([]byte(e.Content)); err != nil {
-			return nil
+			return fmt.Errorf("export: %w", err)
 		}
 	}
-	_ = tw.Close()
-	_ = gz.Close()
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := gz.Close(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
 	return nil
 }
 
