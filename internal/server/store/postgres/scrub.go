@@ -224,12 +224,13 @@ func (db *DB) scrubPass(ctx context.Context, due map[string]uint64) map[string]u
 var errOldSnapshot = errors.New("a snapshot older than the erasure is open")
 
 // oldSnapshotSQL reports whether a session of the database (other than
-// this one), a walsender (a standby's hot_standby_feedback) or a
-// replication slot holds an xmin at or before $1, a 32-bit xid, or a
+// this one), a session not yet in any database (one still starting holds
+// back every database's horizon), a walsender (a standby's
+// hot_standby_feedback) or a replication slot holds an xmin at or before $1, a 32-bit xid, or a
 // transaction that old still runs (a later snapshot's xmin would be it):
 // age() compares xids across wraparound.
 const oldSnapshotSQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-		WHERE (datname = current_database() OR backend_type = 'walsender') AND pid <> pg_backend_pid()
+		WHERE (datname = current_database() OR datname IS NULL OR backend_type = 'walsender') AND pid <> pg_backend_pid()
 			AND (age(backend_xmin) >= age($1::text::xid) OR age(backend_xid) >= age($1::text::xid)))
 	OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE age(xmin) >= age($1::text::xid))
 	OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) >= age($1::text::xid))`
