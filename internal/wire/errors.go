@@ -91,7 +91,7 @@ func (o ErrorObject) reason() teammem.Reason {
 		return RefusalReason(code)
 	}
 	for r, f := range refusals {
-		if f.code == "" && f.message == o.Message {
+		if f.code == "" && f.message == o.Message && o.Type == teammem.EInvalid {
 			return r
 		}
 	}

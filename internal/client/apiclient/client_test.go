@@ -210,3 +210,11 @@ func TestClientStopsAtDeadline(t *testing.T) {
 		t.Fatalf("after %d requests: %v", sc.Count(), err)
 	}
 }
+
+// TestMaxEntryBytesIsTheServerDefault: the client's own entry cap, used
+// when a server announces none, is the server's default cap.
+func TestMaxEntryBytesIsTheServerDefault(t *testing.T) {
+	if MaxEntryBytes != teammem.DefaultServerDefaults.MaxEntryBytes {
+		t.Fatalf("MaxEntryBytes = %d, the server's default is %d", MaxEntryBytes, teammem.DefaultServerDefaults.MaxEntryBytes)
+	}
+}

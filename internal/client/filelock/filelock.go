@@ -29,7 +29,7 @@ func TryLock(path string) (unlock func(), err error) { return lockFile(path, fal
 func lockFile(path string, wait bool) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, err // a *PathError: it names the file already
 	}
 	how := syscall.LOCK_EX
 	if !wait {
