@@ -310,13 +310,15 @@ func (w *Writer) noteHead(call WriteCall, res WriteResult, err error) {
 	case err == nil && !res.Noop():
 		// The next pull or push of the space here reads nothing.
 		cache.PutHead(k, res.Repo, res.Space, now)
-	case res.Space.ID != 0 && (err == nil || code == EPreconditionFailed || code == EConflict):
+	case res.Space.ID != 0 && !res.Held() && (err == nil || code == EPreconditionFailed || code == EConflict):
 		// The write changed nothing, or was refused for its base, after
 		// reading the head under the space's lock: that head is committed
 		// and as new as any. Caching it means a head this process holds
 		// wrongly (a read that raced a write) is corrected by the first
 		// write it makes fail, instead of refusing every retry until the
-		// TTL ends (PutHead never goes back to an older version).
+		// TTL ends (PutHead never goes back to an older version). A held
+		// write read no head under the lock: its proposal's target is the
+		// head it found, perhaps the cached one, so it corrects nothing.
 		cache.CorrectHead(k, res.Repo, res.Space, now)
 	}
 }

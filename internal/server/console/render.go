@@ -170,13 +170,15 @@ func (c *Console) renderError(w http.ResponseWriter, r *http.Request, v *viewer,
 // fail renders err as the API would answer it: its status and message,
 // never internal detail.
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, v *viewer, err error) {
-	if errors.Is(r.Context().Err(), context.Canceled) {
-		return // the browser went away: no page to show, and no failure of ours
-	}
+	// A browser that went away is no failure of ours: not logged. The page
+	// is still rendered, for a client that only half-closed its connection.
+	gone := errors.Is(r.Context().Err(), context.Canceled)
 	status := c.cfg.Backend.Status(err)
 	msg := teammem.ErrorMessage(err)
 	if status >= 500 {
-		c.cfg.Log.LogAttrs(r.Context(), slog.LevelError, "console request failed", slog.String("error", err.Error()))
+		if !gone {
+			c.cfg.Log.LogAttrs(r.Context(), slog.LevelError, "console request failed", slog.String("error", err.Error()))
+		}
 		msg = "Something went wrong on the server; try again."
 	}
 	c.renderError(w, r, v, status, fmt.Sprintf("%s.", strings.TrimSuffix(msg, ".")))

@@ -13,16 +13,18 @@ import (
 // becomes of it. Three cases, in this order:
 //
 //   - the client went away (the request's context was cancelled, not timed
-//     out): nobody is left to answer, so nothing is written and the request
-//     is recorded as 499 ("client closed request"), not logged as a failure;
+//     out): the request is recorded as 499 ("client closed request") and not
+//     logged as a failure. It is still answered when nothing was written:
+//     net/http also cancels the context of a client that only half-closed
+//     its connection after sending, and that client waits for the answer,
+//     which must not become net/http's implicit empty 200;
 //   - the response had begun (a stream sent its status, an export part of
 //     its body): a second header or an error body would corrupt it, so the
 //     error is logged once and the response ends as it is;
 //   - otherwise the error is answered in the route's envelope.
 
 // statusClientClosed is the status a request is recorded with when its
-// client went away before it was answered (nginx's 499). It never reaches
-// the client: there is none left.
+// client went away before it was answered (nginx's 499). It is never sent.
 const statusClientClosed = 499
 
 // handlerFunc is an HTTP handler that reports failure by returning an error.
@@ -59,6 +61,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, answer 
 		if c := reqContextOf(r.Context()); c != nil {
 			c.clientGone = true
 		}
+		if !responseBegun(w) {
+			answer(w, r, err) // quiet: logFailure skips a request whose client went away
+		}
 	case responseBegun(w):
 		code := teammem.ErrorCode(err)
 		if code == "" {
@@ -69,6 +74,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, answer 
 	default:
 		answer(w, r, err)
 	}
+}
+
+// logFailure logs a request answered with a server-side failure (code
+// internal or unavailable), unless its client went away: that is no
+// failure of the server's.
+func (s *Server) logFailure(r *http.Request, code string, err error) {
+	if c := reqContextOf(r.Context()); c != nil && c.clientGone {
+		return
+	}
+	s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
+		slog.String("code", code), slog.String("error", s.logText(r, err)))
 }
 
 // clientGone reports whether r's client went away: its context was

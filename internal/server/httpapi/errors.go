@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -46,8 +45,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		status, code = http.StatusInternalServerError, teammem.EInternal
 	}
 	if code == teammem.EInternal || code == teammem.EUnavailable {
-		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
-			slog.String("code", code), slog.String("error", s.logText(r, err)))
+		s.logFailure(r, code, err)
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="teammem"`)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -102,8 +101,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		t.status, t.typ = sr.status, sr.typ
 	}
 	if code == teammem.EInternal || code == teammem.EUnavailable {
-		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed", slog.String("request_id", requestID(r.Context())),
-			slog.String("code", code), slog.String("error", s.logText(r, err)))
+		s.logFailure(r, code, err)
 	}
 	switch code {
 	case teammem.EUnauthorized:
