@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -308,10 +310,12 @@ func (a *app) runClaude(ns *nativeSession, args []string) error {
 
 // printEnv prints vars as sh export lines.
 func (a *app) printEnv(vars [][2]string) error {
+	// One write: a reader of the output (a shell's eval, a test) never sees
+	// half the variables.
+	var b strings.Builder
 	for _, kv := range vars {
-		if _, err := fmt.Fprintf(a.stdout, "export %s=%s\n", kv[0], shellQuote(kv[1])); err != nil {
-			return err
-		}
+		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
-	return nil
+	_, err := io.WriteString(a.stdout, b.String())
+	return err
 }

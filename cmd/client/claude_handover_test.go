@@ -278,7 +278,9 @@ func (m *machine) startProxyProcessArgs(flags []string, extraEnv ...string) (str
 	}
 	m.t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errb.String(), "proxy listening on ") {
+	// The variables go to stdout before the line on stderr, but the two
+	// pipes are copied apart: wait for both.
+	for !strings.Contains(errb.String(), "proxy listening on ") || !strings.Contains(out.String(), "export HTTPS_PROXY=") {
 		if time.Now().After(deadline) || cmd.ProcessState != nil {
 			m.t.Fatalf("teammem proxy did not start:\n%s%s", out.String(), errb.String())
 		}
