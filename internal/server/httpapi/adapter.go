@@ -62,7 +62,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, answer 
 			c.clientGone = true
 		}
 		if !responseBegun(w) {
-			answer(w, r, err) // quiet: logFailure skips a request whose client went away
+			answerError(w, r, err, answer) // quiet: logFailure skips a request whose client went away
 		}
 	case responseBegun(w):
 		code := teammem.ErrorCode(err)
@@ -72,8 +72,18 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error, answer 
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed after its response began",
 			slog.String("request_id", requestID(r.Context())), slog.String("code", code), slog.String("error", s.logText(r, err)))
 	default:
-		answer(w, r, err)
+		answerError(w, r, err, answer)
 	}
+}
+
+// answerError answers err with answer, first dropping the headers a
+// handler set for the body it meant to send (an export's file name, the
+// space's ETag): they do not describe an error body.
+func answerError(w http.ResponseWriter, r *http.Request, err error, answer errorWriter) {
+	h := w.Header()
+	h.Del("Content-Disposition")
+	h.Del("ETag")
+	answer(w, r, err)
 }
 
 // logFailure logs a request answered with a server-side failure (code

@@ -234,6 +234,22 @@ func TestClientCancelsMidRequest(t *testing.T) {
 	}
 }
 
+// TestErrorDropsTheBodysHeaders: a handler that set the headers of the
+// body it meant to send (an export's) and then failed before sending any
+// of it is answered with an error that carries neither.
+func TestErrorDropsTheBodysHeaders(t *testing.T) {
+	b := setupAdapter(t)
+	rec := httptest.NewRecorder()
+	b.s.handle(func(w http.ResponseWriter, r *http.Request) error {
+		w.Header().Set("Content-Disposition", `attachment; filename="teammem-team.tar.gz"`)
+		w.Header().Set("ETag", `"sha256:x"`)
+		return teammem.Errorf(teammem.EInternal, "export: bad header")
+	}).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+	if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Disposition") != "" || rec.Header().Get("ETag") != "" {
+		t.Fatalf("answered %d with headers %v", rec.Code, rec.Header())
+	}
+}
+
 // TestHalfClosedClientGetsItsAnswer drives the real net/http server with a
 // client that sends its request and closes its side for writing, as some
 // clients do: net/http cancels the request's context on that EOF, yet the
