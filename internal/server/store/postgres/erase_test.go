@@ -117,6 +117,20 @@ func waitScrub(t *testing.T, db *postgres.DB) {
 	}
 }
 
+// eraseDB opens a fresh store and a raw connection to its database, for
+// reading where its tables' files are.
+func eraseDB(t *testing.T) (url string, db *postgres.DB, conn *pgx.Conn) {
+	t.Helper()
+	url = testpg.NewDatabase(t)
+	db = MustOpen(t, url)
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return url, db, conn
+}
+
 // TestErasedBytesLeaveTheTableFiles writes unique markers into entries
 // that are then overwritten (the old content stays behind as dead tuples
 // of entries), into history and into proposals, small ones in the heap and
@@ -125,21 +139,8 @@ func waitScrub(t *testing.T, db *postgres.DB) {
 // tables and indexes: every marker is there before, none after.
 func TestErasedBytesLeaveTheTableFiles(t *testing.T) {
 	ctx := context.Background()
-	url := testpg.NewDatabase(t)
-	db := MustOpen(t, url)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	org, err := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, err := db.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "alice", Role: teammem.RoleOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, db, conn := eraseDB(t)
+	org, user := orgWithOwner(t, db)
 	space := func(slug string) teammem.Space {
 		repo, err := db.RepoEnsure(ctx, org.ID, slug)
 		if err != nil {
@@ -229,21 +230,8 @@ func TestErasedBytesLeaveTheTableFiles(t *testing.T) {
 // rewrite runs and the bytes leave the files.
 func TestScrubWaitsOutOldReadersWithoutBlockingWriters(t *testing.T) {
 	ctx := context.Background()
-	url := testpg.NewDatabase(t)
-	db := MustOpen(t, url)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	org, err := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, err := db.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "alice", Role: teammem.RoleOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, db, conn := eraseDB(t)
+	org, user := orgWithOwner(t, db)
 	repo, err := db.RepoEnsure(ctx, org.ID, "acme/app")
 	if err != nil {
 		t.Fatal(err)

@@ -105,19 +105,26 @@ func TestOpenUnreachable(t *testing.T) {
 	}
 }
 
+// orgWithOwner creates the org acme and its owner alice.
+func orgWithOwner(t *testing.T, db *postgres.DB) (teammem.Org, teammem.User) {
+	t.Helper()
+	org, err := db.OrgCreate(t.Context(), teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := db.UserCreate(t.Context(), org.ID, teammem.UserCreateParams{Handle: "alice", Role: teammem.RoleOwner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return org, user
+}
+
 // setup opens a fresh store with one org, one user and one team space.
 func setup(t *testing.T) (*postgres.DB, teammem.Org, teammem.User, teammem.Space) {
 	t.Helper()
 	db := MustOpen(t, testpg.NewDatabase(t))
 	ctx := t.Context()
-	org, err := db.OrgCreate(ctx, teammem.OrgCreateParams{Slug: "acme", Name: "Acme"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	user, err := db.UserCreate(ctx, org.ID, teammem.UserCreateParams{Handle: "alice", Role: teammem.RoleOwner})
-	if err != nil {
-		t.Fatal(err)
-	}
+	org, user := orgWithOwner(t, db)
 	repo, err := db.RepoEnsure(ctx, org.ID, "o/r")
 	if err != nil {
 		t.Fatal(err)
