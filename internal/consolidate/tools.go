@@ -96,6 +96,14 @@ func Edit(key, content string, in ToolInput) (string, error) {
 	return strings.Replace(content, in.OldString, in.NewString, 1), nil
 }
 
+// CutRead cuts a read tool's answer at MaxReadBytes, saying so.
+func CutRead(text string) string {
+	if len(text) > MaxReadBytes {
+		return text[:MaxReadBytes] + fmt.Sprintf("\n[... cut at %d bytes ...]", MaxReadBytes)
+	}
+	return text
+}
+
 // GrepLine formats one grep match, cutting long lines.
 func GrepLine(name string, n int, line string) string {
 	if len(line) > MaxLineChars {

@@ -190,8 +190,9 @@ func under(key, dir string) bool {
 	return dir == "" || key == dir || strings.HasPrefix(key, dir+"/")
 }
 
-// content reads key from the sources or the tree and marks it read.
-func (b *TreeToolbox) content(key string) (string, error) {
+// content reads key from the sources or the tree; mark records it as read
+// (a grep does not: the model saw only matching lines).
+func (b *TreeToolbox) content(key string, mark bool) (string, error) {
 	if text, ok := b.sources[key]; ok {
 		return text, nil
 	}
@@ -199,7 +200,9 @@ func (b *TreeToolbox) content(key string) (string, error) {
 	if err != nil {
 		return "", b.treeErr("read", key, err)
 	}
-	b.markRead(key)
+	if mark {
+		b.markRead(key)
+	}
 	return text, nil
 }
 

@@ -67,6 +67,7 @@ func TestTreeToolboxEditNeedsRead(t *testing.T) {
 	t.Parallel()
 	tree, box := newBox(map[string]string{"a.md": "one two"})
 	edit := `{"path":"/a.md","old_string":"one","new_string":"1"}`
+	mustCall(t, box, "grep", `{"pattern":"one"}`, false) // a grep shows lines, not the file
 	if out := mustCall(t, box, "edit", edit, true); !strings.Contains(out, "read /a.md before editing it") {
 		t.Errorf("edit before read: %q", out)
 	}

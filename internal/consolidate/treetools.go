@@ -41,14 +41,11 @@ func (b *TreeToolbox) read(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	text, err := b.content(key)
+	text, err := b.content(key, true)
 	if err != nil {
 		return "", err
 	}
-	if len(text) > MaxReadBytes {
-		text = text[:MaxReadBytes] + fmt.Sprintf("\n[... cut at %d bytes ...]", MaxReadBytes)
-	}
-	return text, nil
+	return CutRead(text), nil
 }
 
 func (b *TreeToolbox) grep(in ToolInput) (string, error) {
@@ -72,7 +69,7 @@ func (b *TreeToolbox) grep(in ToolInput) (string, error) {
 		if !under(f.Path, dir) || !globOK(in.Glob, f.Path) {
 			continue
 		}
-		text, err := b.content(f.Path)
+		text, err := b.content(f.Path, false)
 		if err != nil {
 			return "", err
 		}
@@ -167,7 +164,7 @@ func (b *TreeToolbox) edit(in ToolInput) (string, error) {
 	if !read {
 		return "", fmt.Errorf("read /%s before editing it", key)
 	}
-	text, err := b.content(key)
+	text, err := b.content(key, true)
 	if err != nil {
 		return "", err
 	}

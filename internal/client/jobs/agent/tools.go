@@ -103,10 +103,7 @@ func (s *Sandbox) read(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(content) > consolidate.MaxReadBytes {
-		content = content[:consolidate.MaxReadBytes] + "\n[... cut at 100000 bytes ...]"
-	}
-	return content, nil
+	return consolidate.CutRead(content), nil
 }
 
 // grep searches the memory directory, or a read-only root when path names one.
