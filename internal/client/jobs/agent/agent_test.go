@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/teammem/teammem/internal/client/jobs/agent"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/testing/llmtest"
 )
@@ -42,7 +43,7 @@ func TestRunnerWritesAndRecords(t *testing.T) {
 		llmtest.ToolUse("3", "edit", map[string]string{"path": "MEMORY.md", "old_string": "who I am", "new_string": "who I am and what I do"}),
 		llmtest.Text("Saved one memory."),
 	)
-	res, err := (&agent.Runner{Model: script, Sandbox: sb, MaxTurns: 5}).Run(context.Background(), "remember")
+	res, err := (&consolidate.Runner{Model: script, Toolbox: sb, MaxTurns: 5}).Run(context.Background(), "remember")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestSandboxRefusals(t *testing.T) {
 		replies = append(replies, llmtest.ToolUse(string(rune('a'+i)), a.tool, a.args))
 	}
 	script := llmtest.NewScript(append(replies, llmtest.Text("done"))...)
-	res, err := (&agent.Runner{Model: script, Sandbox: sb, MaxTurns: 20}).Run(context.Background(), "try to escape")
+	res, err := (&consolidate.Runner{Model: script, Toolbox: sb, MaxTurns: 20}).Run(context.Background(), "try to escape")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestTurnLimitAndNoNewTeamFiles(t *testing.T) {
 		replies = append(replies, llmtest.ToolUse("x", "write", map[string]string{"path": "team/promoted.md", "content": "personal fact"}))
 	}
 	script := llmtest.NewScript(replies...)
-	res, err := (&agent.Runner{Model: script, Sandbox: sb, MaxTurns: 3}).Run(context.Background(), "loop forever")
+	res, err := (&consolidate.Runner{Model: script, Toolbox: sb, MaxTurns: 3}).Run(context.Background(), "loop forever")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestCancellation(t *testing.T) {
 	_, _, sb := setup(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := (&agent.Runner{Model: llmtest.NewScript(llmtest.Text("x")), Sandbox: sb}).Run(ctx, "x")
+	_, err := (&consolidate.Runner{Model: llmtest.NewScript(llmtest.Text("x")), Toolbox: sb}).Run(ctx, "x")
 	if err == nil {
 		t.Fatal("a cancelled run succeeded")
 	}

@@ -1,6 +1,6 @@
-// Package agent runs a model in a tool loop over the memory directory, with
-// a sandbox deciding what it may touch: it lists, reads, greps and globs
-// anywhere in the memory directory (and, when given, greps read-only roots
+// Package agent holds the Sandbox, the memory directory's Toolbox that the
+// client's model jobs run consolidate.Runner over: it lists, reads, greps
+// and globs anywhere in the memory directory (and, when given, greps read-only roots
 // such as the project's transcripts), and writes, edits and deletes only
 // inside the memory directory — through the same symlink-safe containment
 // the sync engine uses, and with the secret guard on team/. There is no
@@ -18,8 +18,11 @@ import (
 	"sync"
 
 	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/secretscan"
 )
+
+var _ consolidate.Toolbox = (*Sandbox)(nil)
 
 // Sandbox is what a background agent may see and change.
 type Sandbox struct {

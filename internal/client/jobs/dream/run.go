@@ -11,6 +11,7 @@ import (
 
 	"github.com/teammem/teammem/internal/client/jobs/agent"
 	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/llm"
 )
 
@@ -65,7 +66,7 @@ func (d *Dreamer) Run(ctx context.Context, plan Plan) (Report, error) {
 	if dirExists(d.TranscriptDir) {
 		sb.ReadRoots, in.TranscriptDir = []string{d.TranscriptDir}, d.TranscriptDir
 	}
-	runner := &agent.Runner{Model: d.Model, Sandbox: sb, System: SystemPrompt, MaxTurns: d.maxTurns(), OnTurn: d.OnTurn}
+	runner := &consolidate.Runner{Model: d.Model, Toolbox: sb, System: SystemPrompt, MaxTurns: d.maxTurns(), OnTurn: d.OnTurn}
 	res, err := runner.Run(ctx, BuildPrompt(in))
 	rep := Report{Outcome: OutcomeCompleted, Touched: res.Touched, Denied: res.Denied, Summary: strings.TrimSpace(res.Final),
 		Turns: res.Turns, HitTurnLimit: res.HitTurnLimit, Usage: res.Usage}

@@ -15,6 +15,7 @@ import (
 	"github.com/teammem/teammem/internal/client/jobs/agent"
 	"github.com/teammem/teammem/internal/client/memdir"
 	"github.com/teammem/teammem/internal/client/transcript"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/llm"
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/teammem"
@@ -240,12 +241,12 @@ func (o Options) run(ctx context.Context, rep Report, sess *SessionState) (Repor
 // runModel prompts the model with the new messages and the manifest and
 // lets it work in the sandbox; in the long-running mode it also returns how
 // many entries it appended to the daily log.
-func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent.Result, int, error) {
+func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (consolidate.Result, int, error) {
 	// Like Claude Code, make sure the directory exists so the model can
 	// write without checking; team/ is never created here, since its
 	// presence is what turns team memory on.
 	if err := os.MkdirAll(o.Location.MemoryDir, 0o755); err != nil {
-		return agent.Result{}, 0, err
+		return consolidate.Result{}, 0, err
 	}
 	p := promptParams{
 		team:     isDir(filepath.Join(o.Location.MemoryDir, "team")),
@@ -257,7 +258,7 @@ func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent
 	if o.Mode == ModeLog {
 		sb := &agent.Sandbox{Root: o.Location.MemoryDir}
 		box := &logBox{sb: sb, root: o.Location.MemoryDir, now: o.Now}
-		r := &agent.Runner{Model: o.Model, Sandbox: box, System: logSystemPrompt(p), MaxTurns: o.MaxTurns}
+		r := &consolidate.Runner{Model: o.Model, Toolbox: box, System: logSystemPrompt(p), MaxTurns: o.MaxTurns}
 		res, err := r.Run(ctx, userPrompt(p))
 		return res, box.entries, err
 	}
@@ -265,12 +266,12 @@ func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent
 	if sc == nil && p.team {
 		var err error
 		if sc, err = secretscan.New(); err != nil {
-			return agent.Result{}, 0, err
+			return consolidate.Result{}, 0, err
 		}
 	}
-	r := &agent.Runner{
+	r := &consolidate.Runner{
 		Model:    o.Model,
-		Sandbox:  &agent.Sandbox{Root: o.Location.MemoryDir, Scanner: sc},
+		Toolbox:  &agent.Sandbox{Root: o.Location.MemoryDir, Scanner: sc},
 		System:   systemPrompt(p),
 		MaxTurns: o.MaxTurns,
 	}
@@ -279,7 +280,7 @@ func (o Options) runModel(ctx context.Context, msgs []transcript.Message) (agent
 }
 
 // record copies what the model did into the report.
-func (r *Report) record(res agent.Result) {
+func (r *Report) record(res consolidate.Result) {
 	r.Turns, r.HitTurnLimit, r.Denied = res.Turns, res.HitTurnLimit, res.Denied
 	r.Usage = Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens,
 		CacheReadTokens: res.Usage.CacheReadTokens, CacheCreationTokens: res.Usage.CacheCreationTokens}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/teammem/teammem/internal/client/jobs/agent"
 	"github.com/teammem/teammem/internal/client/memdir"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/llm"
 )
 
@@ -43,7 +44,7 @@ type logBox struct {
 	denied  []string
 }
 
-var _ agent.Toolbox = (*logBox)(nil)
+var _ consolidate.Toolbox = (*logBox)(nil)
 
 // Tools returns the read tools and log.
 func (b *logBox) Tools() []llm.Tool {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/teammem/teammem/internal/client/jobs/agent"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/llm"
 )
 
@@ -32,7 +32,7 @@ type notesBox struct {
 	denied []string
 }
 
-var _ agent.Toolbox = (*notesBox)(nil)
+var _ consolidate.Toolbox = (*notesBox)(nil)
 
 // Tools returns the edit tool's definition.
 func (b *notesBox) Tools() []llm.Tool {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/teammem/teammem/internal/client/jobs/agent"
+	"github.com/teammem/teammem/internal/consolidate"
 	"github.com/teammem/teammem/internal/llm"
 )
 
@@ -128,7 +128,7 @@ func (o Options) update(ctx context.Context, rep Report, since string) (Report, 
 	box := &notesBox{path: o.NotesPath}
 	ctx, cancel := context.WithTimeout(ctx, UpdateTimeout)
 	defer cancel()
-	runner := &agent.Runner{Model: o.Model, Sandbox: box, System: systemPrompt, MaxTurns: o.MaxTurns}
+	runner := &consolidate.Runner{Model: o.Model, Toolbox: box, System: systemPrompt, MaxTurns: o.MaxTurns}
 	res, err := runner.Run(ctx, prompt)
 	rep.Turns, rep.Usage, rep.Edits, rep.Denied = res.Turns, res.Usage, box.Edits(), res.Denied
 	if after, rerr := os.ReadFile(o.NotesPath); rerr == nil {
