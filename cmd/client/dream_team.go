@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/teammem/teammem/internal/client/apiclient"
-	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
 
@@ -113,14 +112,7 @@ func (a *app) teamClient() (*apiclient.Client, error) {
 	if err != nil && a.repo == "" {
 		return nil, err
 	}
-	repo, err := a.repoSlug(loc)
-	if err != nil {
-		return nil, err
-	}
-	if err := teammem.ValidateRepoSlug(repo); err != nil {
-		return nil, fmt.Errorf("--repo: %s", teammem.ErrorMessage(err))
-	}
-	server, key, err := a.credentials()
+	repo, server, key, err := a.repoServer(loc)
 	if err != nil {
 		return nil, err
 	}
