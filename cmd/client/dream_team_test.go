@@ -244,3 +244,30 @@ func TestDreamTeamFlagMistakes(t *testing.T) {
 		}
 	}
 }
+
+func TestDreamTeamUpdateExistingAndDiscard(t *testing.T) {
+	t.Parallel()
+	done := aDream(wire.DreamCompleted, 50)
+	done.OutputBehavior = wire.DreamOutputBehavior{Type: wire.BehaviorUpdateExisting, MemoryStoreID: "memstore_team1"}
+	discarded := completedDream()
+	discarded.Review.State = wire.ReviewDiscarded
+	ds := newDreamServer(t, map[string]*apiclienttest.Script{
+		"POST /v1/dreams":               script(apiclienttest.OK(aDream(wire.DreamPending, 0))),
+		"GET /v1/dreams/drm_1":          script(apiclienttest.OK(done)),
+		"POST /v1/dreams/drm_1/discard": script(apiclienttest.OK(discarded)),
+	})
+	out, errOut, code := runTeamDream(t, context.Background(), ds, nil, "dream", "--team", "--model", "m1", "--update-existing")
+	if code != 0 || !strings.Contains(out, "wrote into the team store directly") || ds.hits("GET /v1/dreams/drm_1/diff") != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	ds.mu.Lock()
+	ob := ds.body.OutputBehavior
+	ds.mu.Unlock()
+	if ob == nil || ob.Type != wire.BehaviorUpdateExisting || ob.MemoryStoreID != "memstore_team1" {
+		t.Errorf("output_behavior %+v", ob)
+	}
+	out, errOut, code = runTeamDream(t, context.Background(), ds, nil, "dream", "--team", "--discard", "drm_1")
+	if code != 0 || !strings.Contains(out, "Discarded dream drm_1") || ds.hits("POST /v1/dreams/drm_1/discard") != 1 {
+		t.Fatalf("discard: exit %d\n%s%s", code, out, errOut)
+	}
+}
