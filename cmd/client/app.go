@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,6 +47,9 @@ type app struct {
 	// session is the Claude Code session id of the hook input being
 	// handled ("" outside a hook): the client sends it with its writes.
 	session string
+	// dreamPoll is how often dream --team polls its dream; 0 means
+	// defaultDreamPoll. Tests shorten it.
+	dreamPoll time.Duration
 }
 
 // resolvedLocation is what memdir.Resolve answered.

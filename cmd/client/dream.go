@@ -28,6 +28,14 @@ type dreamFlags struct {
 	schedule    bool
 	install     bool
 	scheduler   string
+
+	// dream --team (dream_team.go).
+	team           bool
+	model          string
+	instructions   string
+	updateExisting bool
+	apply          bool
+	discard        bool
 }
 
 // dreamCmd is `teammem dream`: check the gates, then consolidate. A skip is
@@ -36,7 +44,7 @@ type dreamFlags struct {
 func (a *app) dreamCmd() *cobra.Command {
 	var f dreamFlags
 	cmd := &cobra.Command{
-		Use:   "dream",
+		Use:   "dream [--team [drm_id]]",
 		Short: "Consolidate the memory directory with a model when enough has happened since the last time",
 		Long: "dream reviews recent daily logs, memories and session transcripts with a model and turns them into\n" +
 			"well-organised memories: it merges duplicates, fixes facts that turned out wrong, makes dates absolute\n" +
@@ -50,9 +58,24 @@ func (a *app) dreamCmd() *cobra.Command {
 			"--dry-run works on a copy and prints a diff. --schedule prints a crontab line for a nightly dream at a\n" +
 			"random minute between 00:00 and 05:59 (the long-running mode's consolidation); --install-schedule\n" +
 			"installs it in your crontab or as a systemd user timer (--scheduler cron|systemd).\n" +
-			"Needs a model: TEAMMEM_LLM_PROVIDER, TEAMMEM_LLM_MODEL and the provider's key.",
-		Args: cobra.NoArgs,
+			"Needs a model: TEAMMEM_LLM_PROVIDER, TEAMMEM_LLM_MODEL and the provider's key.\n\n" +
+			"--team asks the server to dream the repository's team memory instead, with the server's model: --model\n" +
+			"(default TEAMMEM_DREAM_MODEL; one the server allows), --instructions (at most 4,096 characters). It shows\n" +
+			"progress (status, tokens, elapsed) until the dream ends, then prints each changed memory as a diff. The\n" +
+			"dream writes a new store; nothing reaches the team store until it is applied: --apply applies it once it\n" +
+			"completes (refused, nothing applied, when the team store changed meanwhile: the memories that changed are\n" +
+			"listed), or later: teammem dream --team --apply drm_…, or Apply on the console's Dreams page.\n" +
+			"teammem dream --team drm_… shows a dream (waiting for it to end); --discard drm_… discards its output.\n" +
+			"--update-existing writes into the team store directly (no review). Ctrl-C while waiting for a dream this\n" +
+			"run started cancels it on the server and exits 130. A failed or canceled dream exits 1 with its error.",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.team {
+				return a.runDreamTeam(cmd, f, args)
+			}
+			if err := checkLocalDreamFlags(cmd, args); err != nil {
+				return err
+			}
 			if f.schedule || f.install {
 				return a.dreamSchedule(f)
 			}
@@ -70,6 +93,12 @@ func (a *app) dreamCmd() *cobra.Command {
 	fl.BoolVar(&f.schedule, "schedule", false, "print a crontab line that runs dream nightly, then exit")
 	fl.BoolVar(&f.install, "install-schedule", false, "install that nightly run (user crontab or systemd user timer), then exit")
 	fl.StringVar(&f.scheduler, "scheduler", "", "with --install-schedule: cron or systemd (default: cron when crontab is installed)")
+	fl.BoolVar(&f.team, "team", false, "dream the repository's team memory on the server (see above)")
+	fl.StringVar(&f.model, "model", "", "with --team: the model id the server runs the dream with (env TEAMMEM_DREAM_MODEL)")
+	fl.StringVar(&f.instructions, "instructions", "", "with --team: extra instructions for the dream (at most 4,096 characters)")
+	fl.BoolVar(&f.updateExisting, "update-existing", false, "with --team: write into the team store directly instead of a store to review")
+	fl.BoolVar(&f.apply, "apply", false, "with --team: apply the dream once it completes (this run's, or the drm_… id given)")
+	fl.BoolVar(&f.discard, "discard", false, "with --team and a drm_… id: discard that dream's output")
 	return cmd
 }
 

@@ -17,6 +17,8 @@
 //	   alone cannot fix: teammem claude/proxy with files of teammem's own
 //	   sync in team/ (run again with --migrate), or a file to migrate that
 //	   differs from the one in team/teammem/ (merge them by hand)
+//	130 interrupted (Ctrl-C) while dream --team waited for its dream, which
+//	   was canceled on the server
 //
 // Codes 4 and 5 come from status, login, pull, push and sync (for sync,
 // from the first scope that failed).
@@ -50,10 +52,11 @@ const (
 	exitNoServer    = 4
 	exitKeyRefused  = 5
 	exitState       = 6
+	exitInterrupted = 130
 	exitCodesPhrase = "Exit codes: 0 success, 1 failure, 2 bad usage, 3 secrets found (scan) or lint problems (index --lint),\n" +
 		"4 no teammem server answered (unreachable, a redirect, or not a teammem answer), 5 the server refused the API key\n" +
 		"(401, or 403: read-only key, role too weak, disabled), 6 refused because of the memory dir's state (teammem\n" +
-		"claude/proxy: files in team/ to --migrate, or to merge by hand)."
+		"claude/proxy: files in team/ to --migrate, or to merge by hand), 130 interrupted while dream --team waited."
 )
 
 // findingsError is returned by commands that completed but found problems.
@@ -97,7 +100,11 @@ func exitCode(err error, a *app) int {
 	var ue *usageError
 	var ce *childExit
 	var se *stateError
+	var ie *interruptedError
 	switch {
+	case errors.As(err, &ie):
+		fmt.Fprintln(a.stderr, "teammem:", err)
+		return exitInterrupted
 	case errors.As(err, &ce):
 		return ce.code // claude has said why itself
 	case errors.As(err, &fe):

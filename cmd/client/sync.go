@@ -31,14 +31,7 @@ func (a *app) newSyncEnv() (*syncEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo, err := a.repoSlug(loc)
-	if err != nil {
-		return nil, err
-	}
-	if err := teammem.ValidateRepoSlug(repo); err != nil {
-		return nil, fmt.Errorf("--repo: %s", teammem.ErrorMessage(err))
-	}
-	server, key, err := a.credentials()
+	repo, server, key, err := a.repoServer(loc)
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +56,19 @@ func (a *app) newSyncEnv() (*syncEnv, error) {
 		}
 	}
 	return &syncEnv{loc: loc, repo: repo, engine: e}, nil
+}
+
+// repoServer returns the repository's slug, checked, and the server and
+// key to reach it with.
+func (a *app) repoServer(loc memdir.Location) (repo, server, key string, err error) {
+	if repo, err = a.repoSlug(loc); err != nil {
+		return "", "", "", err
+	}
+	if err := teammem.ValidateRepoSlug(repo); err != nil {
+		return "", "", "", fmt.Errorf("--repo: %s", teammem.ErrorMessage(err))
+	}
+	server, key, err = a.credentials()
+	return repo, server, key, err
 }
 
 // scopesFlag parses --scope.

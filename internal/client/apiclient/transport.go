@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
 
@@ -155,12 +156,25 @@ func (c *Client) send(ctx context.Context, hc *http.Client, r request) (*http.Re
 func (c *Client) decodeError(resp *http.Response, limit int64) *APIError {
 	ae := &APIError{Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	if b, err := c.readBody(resp, limit); err == nil {
-		var eb wire.ErrorBody
-		if json.Unmarshal(b, &eb) == nil && eb.Error.Type != "" {
-			ae.Err = eb.Error.Err()
-		}
+		ae.Err = errorFromBody(b)
 	}
 	return ae
+}
+
+// errorFromBody rebuilds the server's error from an error body in either
+// envelope: teammem's wire.ErrorBody, or Anthropic's (a top-level "type":
+// "error"), which the Dreams and memory stores routes answer in. It is nil
+// for a body that is neither.
+func errorFromBody(b []byte) *teammem.Error {
+	var ab wire.AnthropicErrorBody
+	if json.Unmarshal(b, &ab) == nil && ab.Type == "error" && ab.Error.Type != "" {
+		return ab.Error.Err()
+	}
+	var eb wire.ErrorBody
+	if json.Unmarshal(b, &eb) == nil && eb.Error.Type != "" {
+		return eb.Error.Err()
+	}
+	return nil
 }
 
 // readBody reads a whole answer, refusing one over limit without reading

@@ -67,3 +67,18 @@ func Serve(tb testing.TB, h http.Handler) *httptest.Server {
 	tb.Cleanup(srv.Close)
 	return srv
 }
+
+// AnthropicError answers code in Anthropic's error envelope, which the
+// Dreams and memory stores routes answer in; extra adds fields to the
+// error object (such as changed_paths).
+func AnthropicError(code int, typ, msg string, extra map[string]any) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		e := map[string]any{"type": typ, "message": msg}
+		for k, v := range extra {
+			e[k] = v
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]any{"type": "error", "error": e})
+	}
+}
