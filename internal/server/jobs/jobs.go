@@ -79,7 +79,9 @@ func New(ctx context.Context, st teammem.Store, log *slog.Logger, cfg Config) (*
 	}
 	q := &Queue{workers: river.NewWorkers(), log: log}
 	rc := &river.Config{
-		Logger:  log.With("component", "jobs"),
+		// River reports every start, election and stop at info: the
+		// server's log keeps its warnings and errors.
+		Logger:  slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "jobs"),
 		Workers: q.workers,
 		Queues: map[string]river.QueueConfig{
 			QueueDefault: {MaxWorkers: cmpOr(cfg.DefaultWorkers, 2)},
@@ -177,3 +179,24 @@ func (q *Queue) Insert(ctx context.Context, args river.JobArgs, opts *river.Inse
 // unique job is not inserted again while one of its kind is in them.
 var waitingStates = []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 	rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}
+
+// minLevel is a handler that drops records below min.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+// Enabled reports whether the level is at least min and h takes it.
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+// WithAttrs keeps the filter on the derived handler.
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+
+// WithGroup keeps the filter on the derived handler.
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
+}
