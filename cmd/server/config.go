@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/teammem/teammem/internal/server/jobs"
 	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -49,6 +50,10 @@ type Config struct {
 	// TrustedProxies lists the proxies (CIDRs or addresses) whose
 	// X-Forwarded-For and X-Forwarded-Proto are believed, comma-separated.
 	TrustedProxies string
+
+	// DreamWorkers is how many dreams this replica runs at once
+	// (TEAMMEM_DREAM_WORKERS, the job queue's "dreams" queue).
+	DreamWorkers int
 }
 
 // envVars lists every environment variable the server reads; a test checks
@@ -58,8 +63,12 @@ var envVars = append([]string{
 	"TEAMMEM_MAX_ENTRY_BYTES", "TEAMMEM_MAX_BODY_BYTES", "TEAMMEM_SECRET_POLICY", "TEAMMEM_TOMBSTONE_RETENTION",
 	"TEAMMEM_HISTORY_RETENTION", "TEAMMEM_HISTORY_MAX_VERSIONS",
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
-	"TEAMMEM_PUBLIC_URL", "TEAMMEM_TRUSTED_PROXIES",
+	"TEAMMEM_PUBLIC_URL", "TEAMMEM_TRUSTED_PROXIES", "TEAMMEM_DREAM_WORKERS",
 }, limitsEnv...)
+
+// maxDreamWorkers caps TEAMMEM_DREAM_WORKERS: each dream holds a model
+// conversation and a store's worth of reads.
+const maxDreamWorkers = 64
 
 const (
 	// DefaultMetricsAddr is the metrics listener's address unless one is
@@ -84,6 +93,7 @@ func defaultConfig() Config {
 		LogFormat:          "json",
 		LogLevel:           "info",
 		ShutdownTimeout:    15 * time.Second,
+		DreamWorkers:       jobs.DefaultDreamWorkers,
 
 		HistoryRetentionDays: teammem.DefaultServerDefaults.HistoryRetentionDays,
 		HistoryMaxVersions:   teammem.DefaultServerDefaults.HistoryMaxVersions,
@@ -121,6 +131,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	e.duration("TEAMMEM_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
 	e.str("TEAMMEM_PUBLIC_URL", &c.PublicURL)
 	e.str("TEAMMEM_TRUSTED_PROXIES", &c.TrustedProxies)
+	e.integer("TEAMMEM_DREAM_WORKERS", &c.DreamWorkers)
 	if len(e.errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(e.errs, "; "))
 	}
@@ -157,6 +168,9 @@ func (c Config) validate() error {
 	var errs []string
 	if _, _, err := store.Parse(c.DatabaseURL); err != nil {
 		errs = append(errs, "TEAMMEM_DATABASE_URL: "+err.Error())
+	}
+	if c.DreamWorkers < 1 || c.DreamWorkers > maxDreamWorkers {
+		errs = append(errs, fmt.Sprintf("TEAMMEM_DREAM_WORKERS must be between 1 and %d (dreams one replica runs at once), got %d", maxDreamWorkers, c.DreamWorkers))
 	}
 	if c.DefaultMaxEntries < 1 {
 		errs = append(errs, "TEAMMEM_DEFAULT_MAX_ENTRIES must be at least 1")
@@ -267,7 +281,7 @@ func (c Config) String() string {
 	if c.MetricsToken != "" {
 		metricsToken = "***"
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s public_url=%s trusted_proxies=%s",
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s public_url=%s trusted_proxies=%s dream_workers=%d",
 		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention,
-		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin, redactURL(c.PublicURL), c.TrustedProxies)
+		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin, redactURL(c.PublicURL), c.TrustedProxies, c.DreamWorkers)
 }

@@ -45,12 +45,17 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		"TEAMMEM_DATABASE_URL":   func(c *Config) { c.DatabaseURL = "mysql://x" },
 		"TEAMMEM_LOG_FORMAT":     func(c *Config) { c.LogFormat = "xml" },
 		"TEAMMEM_MAX_BODY_BYTES": func(c *Config) { c.MaxBodyBytes = 0 },
+		"TEAMMEM_DREAM_WORKERS":  func(c *Config) { c.DreamWorkers = 0 },
 	} {
 		c := defaultConfig()
 		mutate(&c)
 		if err := c.validate(); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("validate with bad %s = %v", name, err)
 		}
+	}
+	c = defaultConfig()
+	if err := c.loadEnv(envOf(map[string]string{"TEAMMEM_DREAM_WORKERS": "two"})); err == nil || !strings.Contains(err.Error(), "TEAMMEM_DREAM_WORKERS") {
+		t.Errorf("loadEnv with TEAMMEM_DREAM_WORKERS=two = %v", err)
 	}
 	c = defaultConfig()
 	c.BootstrapKey = strings.Repeat("k", 40)

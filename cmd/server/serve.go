@@ -15,6 +15,7 @@ import (
 	"github.com/teammem/teammem/internal/secretscan"
 	"github.com/teammem/teammem/internal/server/events"
 	"github.com/teammem/teammem/internal/server/httpapi"
+	"github.com/teammem/teammem/internal/server/jobs"
 	"github.com/teammem/teammem/internal/server/telemetry"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -29,6 +30,7 @@ type Main struct {
 	store   teammem.Store
 	events  events.Broker
 	api     *httpapi.Server
+	jobs    *jobs.Queue // started by Run, stopped before the store closes
 	servers []*http.Server
 	// Addr is the API listener's address once Open returned.
 	Addr net.Addr
@@ -86,11 +88,15 @@ func (m *Main) Open(ctx context.Context) error {
 		AdminKey:           m.Config.AdminKey,
 		Events:             broker,
 		PublicURL:          m.Config.PublicURL,
+		SweepByJob:         true, // m.jobs runs it, on the leader
 	}
 	// Validated with the rest of the configuration, so this cannot fail.
 	apiCfg.TrustedProxies, _ = parseTrustedProxies(m.Config.TrustedProxies)
 	m.Config.Limits.apply(&apiCfg)
 	m.api = httpapi.New(st, sc, apiCfg, m.Log, metrics)
+	if m.jobs, err = openJobs(ctx, st, m.api, m.Log, m.Config); err != nil {
+		return err
+	}
 	// Both listeners are bound before either serves: a metrics address
 	// already in use stops the start instead of leaving a half-open server.
 	ln, err := net.Listen("tcp", m.Config.Addr)
@@ -146,6 +152,11 @@ func (m *Main) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { m.api.Run(bg) })
 	wg.Go(func() { returnMemory(bg) })
+	if err := m.jobs.Start(bg); err != nil {
+		cancel()
+		wg.Wait()
+		return err
+	}
 	<-ctx.Done()
 	m.Log.Info("shutting down")
 	sctx, scancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
@@ -160,6 +171,9 @@ func (m *Main) Run(ctx context.Context) error {
 	for _, srv := range m.servers {
 		errs = append(errs, srv.Shutdown(sctx))
 	}
+	// Running jobs finish, or are cancelled at the timeout and retried
+	// later, before the store closes.
+	errs = append(errs, m.jobs.Stop(sctx))
 	cancel()
 	wg.Wait()
 	return errors.Join(errs...)
@@ -180,8 +194,13 @@ func returnMemory(ctx context.Context) {
 	}
 }
 
-// Close releases the database.
+// Close releases the job queue and the database.
 func (m *Main) Close() error {
+	if m.jobs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		m.jobs.Stop(ctx) // after Run's Stop, only closes
+		cancel()
+	}
 	if m.events != nil {
 		m.events.Close()
 	}
@@ -189,4 +208,18 @@ func (m *Main) Close() error {
 		return nil
 	}
 	return m.store.Close()
+}
+
+// openJobs opens the job queue on st and registers the server's jobs: the
+// retention sweep at start and hourly, on the leader.
+func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, log *slog.Logger, c Config) (*jobs.Queue, error) {
+	q, err := jobs.New(ctx, st, log, jobs.Config{DreamWorkers: c.DreamWorkers})
+	if err != nil {
+		return nil, err
+	}
+	if err := jobs.AddRetention(q, api); err != nil {
+		q.Stop(ctx)
+		return nil, err
+	}
+	return q, nil
 }

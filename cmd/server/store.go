@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/teammem/teammem/internal/server/jobs"
 	"github.com/teammem/teammem/internal/server/store"
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -43,7 +44,16 @@ func openStore(ctx context.Context, cfg *Config, create bool, notice io.Writer) 
 			return nil, fmt.Errorf("there is no database at %s: run where the server runs, or name its database with TEAMMEM_DATABASE_URL (--database-url); --create makes a new, empty one", target)
 		}
 	}
-	return store.Open(ctx, cfg.DatabaseURL)
+	st, err := store.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	// River's tables (the job queue) migrate with ours, wherever ours do.
+	if err := jobs.Migrate(ctx, st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
 }
 
 // storeRunner runs subcommands against the configured database: it opens

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/teammem/teammem/internal/server/events"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -96,20 +97,31 @@ func (s *Server) purgeHistory(ctx context.Context, p teammem.Principal, spaceID 
 	return err
 }
 
-// sweepRetention runs one retention sweep: expired tombstones, then each
-// org's history beyond its retention.
+// sweepRetention runs one retention sweep, logging a failure.
 func (s *Server) sweepRetention(ctx context.Context) {
-	res, err := s.retention.Sweep(ctx)
-	if err != nil {
+	if err := s.SweepRetention(ctx); err != nil {
 		s.log.WarnContext(ctx, "retention sweep failed", "error", err.Error())
 	}
+}
+
+// SweepRetention runs one retention sweep: expired tombstones, then each
+// org's history beyond its retention. The job queue runs it on one replica
+// (internal/server/jobs), so when it purged tombstones it tells every
+// replica to forget its cached heads. It returns the sweep's error, after
+// logging what it did purge.
+func (s *Server) SweepRetention(ctx context.Context) error {
+	res, err := s.retention.Sweep(ctx)
 	if res.Tombstones > 0 {
 		// Purged tombstones move spaces' purge marks, which cached heads lack.
 		s.cache.reset()
+		if perr := s.events.Publish(context.WithoutCancel(ctx), events.Event{Kind: events.KindReset}); perr != nil {
+			s.log.WarnContext(ctx, "publishing a cache reset failed", "error", perr.Error())
+		}
 	}
 	if res.Tombstones > 0 || res.Versions > 0 {
 		s.log.InfoContext(ctx, "retention sweep", "tombstones", res.Tombstones, "versions", res.Versions, "batches", res.Batches, "orgs", res.Orgs)
 	}
+	return err
 }
 
 // patchHistory applies b's history retention settings to set and returns

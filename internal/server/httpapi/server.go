@@ -78,6 +78,10 @@ type Config struct {
 	// TrustedProxies are the peers whose X-Forwarded-For and
 	// X-Forwarded-Proto the console believes (TEAMMEM_TRUSTED_PROXIES).
 	TrustedProxies []netip.Prefix
+	// SweepByJob leaves the retention sweep out of Run: the job queue
+	// runs SweepRetention instead (cmd/server, internal/server/jobs), on
+	// one replica at a time.
+	SweepByJob bool
 	// SignInLimit shapes the console's buckets of failed sign-ins per
 	// client address and key prefix (console.DefaultSignInLimit when zero).
 	SignInLimit console.SignInLimit
@@ -257,9 +261,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // Run does the server's background work until ctx ends: applying other
-// replicas' cache invalidations, flushing key last-use times and the
-// retention sweep (expired tombstones, history beyond each org's
-// retention), at start and hourly. It flushes once more on exit.
+// replicas' cache invalidations, flushing key last-use times and, unless
+// Config.SweepByJob, the retention sweep (expired tombstones, history
+// beyond each org's retention), at start and hourly. It flushes once more
+// on exit.
 func (s *Server) Run(ctx context.Context) {
 	go s.watchInvalidations(ctx)
 	go s.trimWhenIdle(ctx, 500*time.Millisecond)
@@ -267,10 +272,15 @@ func (s *Server) Run(ctx context.Context) {
 	defer flush.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
+	if s.cfg.SweepByJob {
+		purge.Stop()
+	}
 	// The series first, so that the first scrape has them all: the sweep
 	// of a large database can take a while.
 	s.initOrgMetrics(ctx)
-	s.sweepRetention(ctx)
+	if !s.cfg.SweepByJob {
+		s.sweepRetention(ctx)
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -34,6 +34,8 @@ import (
 
 // DB is the SQLite store.
 type DB struct {
+	path string // the database file, as Open was given it
+
 	w *sql.DB // the single writer connection
 	r *sql.DB // readers
 
@@ -122,7 +124,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	c.SetMaxOpenConns(1)
-	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns(), ckpt: newCheckpointer(c)}
+	db := &DB{path: path, w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns(), ckpt: newCheckpointer(c)}
 	db.scrubs = newScrubber(db)
 	if err := db.migrate(); err != nil {
 		db.Close()
@@ -164,6 +166,10 @@ func (db *DB) Ping(ctx context.Context) error {
 	}
 	return teammem.MigrationsClean(version, dirty)
 }
+
+// Path returns the database file Open opened, for the job queue's own
+// connection to it (internal/server/jobs).
+func (db *DB) Path() string { return db.path }
 
 // Close closes both pools.
 func (db *DB) Close() error {
