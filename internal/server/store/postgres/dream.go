@@ -8,16 +8,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/teammem/teammem/internal/server/store/dreamsql"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// dreamColumns are a dream row's columns in scanDream's order.
-const dreamColumns = `id, org_id, input_space_id, input_store_uid, input_owner_id, output_space_id, output_store_uid, session_ids,
-	model, model_speed, instructions, behavior, status, error_type, error_message,
-	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, run_session_id,
-	created_at, started_at, ended_at, archived_at, released_at, heartbeat_at, creator_user_id, creator_key_id, base,
-	review_state, review_at, review_by`
-
+// scanDream scans a row of dreamsql.Columns.
 func scanDream(row pgx.Row) (teammem.Dream, error) {
 	var d teammem.Dream
 	var sessions, base, behavior, status, review string
@@ -40,8 +35,7 @@ func scanDream(row pgx.Row) (teammem.Dream, error) {
 	return d, teammem.DecodeDreamColumns(&d, sessions, base)
 }
 
-// numbered turns the ? placeholders of query into $1, $2, …, so that the
-// dynamic queries here are built as the SQLite driver's are.
+// numbered turns the ? placeholders of dreamsql's queries into $1, $2, ….
 func numbered(query string) string {
 	var b strings.Builder
 	n := 0
@@ -56,21 +50,16 @@ func numbered(query string) string {
 	return b.String()
 }
 
-// DreamCreate stores a pending dream; the partial unique index
-// dreams_store_held refuses a second update_existing dream of a store.
+// DreamCreate stores a pending dream.
 func (db *DB) DreamCreate(ctx context.Context, orgID int64, d teammem.Dream) (teammem.Dream, error) {
-	sessions, base, err := teammem.EncodeDreamColumns(d)
+	q, args, err := dreamsql.Insert(orgID, d)
 	if err != nil {
 		return d, err
 	}
-	_, err = db.pool.Exec(ctx, numbered(`INSERT INTO dreams (id, org_id, input_space_id, input_store_uid, input_owner_id, session_ids,
-			model, model_speed, instructions, behavior, status, created_at, creator_user_id, creator_key_id, base, review_state)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, 'none')`), d.ID, orgID, d.InputSpaceID, d.InputStoreUID, d.InputOwnerID,
-		sessions, d.Model, d.ModelSpeed, d.Instructions, string(d.Behavior), d.CreatedAt, d.CreatorUserID, d.CreatorKeyID, base)
+	_, err = db.pool.Exec(ctx, numbered(q), args...)
 	if err = interpret(err); teammem.ErrorCode(err) == teammem.EConflict && d.Behavior == teammem.DreamUpdateExisting {
 		var other string
-		_ = db.pool.QueryRow(ctx, numbered(`SELECT id FROM dreams WHERE org_id = ? AND input_space_id = ? AND behavior = 'update_existing' AND released_at IS NULL`),
-			orgID, d.InputSpaceID).Scan(&other)
+		_ = db.pool.QueryRow(ctx, numbered(dreamsql.Holder), orgID, d.InputSpaceID).Scan(&other)
 		return d, teammem.Errorf(teammem.EConflict, "%s", teammem.DreamHeldMessage(d.InputStoreID(), other))
 	} else if err != nil {
 		return d, err
@@ -85,62 +74,33 @@ func (db *DB) DreamGet(ctx context.Context, orgID int64, id string) (teammem.Dre
 
 // dreamGet reads a dream; lock is "" or " FOR UPDATE".
 func dreamGet(ctx context.Context, q queryRower, orgID int64, id, lock string) (teammem.Dream, error) {
-	d, err := scanDream(q.QueryRow(ctx, `SELECT `+dreamColumns+` FROM dreams WHERE org_id = $1 AND id = $2`+lock, orgID, id))
+	d, err := scanDream(q.QueryRow(ctx, numbered(dreamsql.Get)+lock, orgID, id))
 	if teammem.ErrorCode(err) == teammem.ENotFound {
 		return d, teammem.Errorf(teammem.ENotFound, "dream %s not found", id)
 	}
 	return d, err
 }
 
-// DreamList pages an org's dreams, newest first.
-func (db *DB) DreamList(ctx context.Context, orgID int64, f teammem.DreamFilter) ([]teammem.Dream, error) {
-	where := []string{"org_id = ?"}
-	args := []any{orgID}
-	add := func(cond string, a ...any) { where, args = append(where, cond), append(args, a...) }
-	switch {
-	case f.ViewerUserID > 0:
-		add("(input_owner_id = 0 OR input_owner_id = ?)", f.ViewerUserID)
-	case f.ViewerUserID < 0:
-		add("input_owner_id = 0")
-	}
-	if !f.IncludeArchived {
-		add("archived_at IS NULL")
-	}
-	for op, t := range map[string]*time.Time{">": f.CreatedGT, "<": f.CreatedLT, ">=": f.CreatedGTE, "<=": f.CreatedLTE} {
-		if t != nil {
-			add("created_at "+op+" ?", *t)
-		}
-	}
-	if len(f.Statuses) > 0 {
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(f.Statuses)), ", ")
-		for _, s := range f.Statuses {
-			args = append(args, string(s))
-		}
-		where = append(where, "status IN ("+marks+")")
-	}
-	if f.AfterID != "" {
-		c := f.AfterCreatedAt
-		add("(created_at < ? OR created_at = ? AND id < ?)", c, c, f.AfterID)
-	}
-	args = append(args, teammem.DreamListLimit(f.Limit))
-	rows, err := db.pool.Query(ctx, numbered(`SELECT `+dreamColumns+` FROM dreams WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY created_at DESC, id DESC LIMIT ?`), args...)
+// dreamsQuery runs a dreamsql list query.
+func (db *DB) dreamsQuery(ctx context.Context, q string, args []any) ([]teammem.Dream, error) {
+	rows, err := db.pool.Query(ctx, numbered(q), args...)
 	return collect(rows, err, scanDream)
 }
 
-// dreamsAcross lists dreams of every org matching cond, oldest first.
-func (db *DB) dreamsAcross(ctx context.Context, cond string, limit int, args ...any) ([]teammem.Dream, error) {
-	rows, err := db.pool.Query(ctx, numbered(`SELECT `+dreamColumns+` FROM dreams WHERE `+cond+` ORDER BY created_at, id LIMIT ?`),
-		append(args, limit)...)
-	return collect(rows, err, scanDream)
+// DreamList pages an org's dreams, newest first.
+func (db *DB) DreamList(ctx context.Context, orgID int64, f teammem.DreamFilter) ([]teammem.Dream, error) {
+	q, args := dreamsql.List(orgID, f)
+	return db.dreamsQuery(ctx, q, args)
 }
 
 // DreamsStale lists running dreams whose heartbeat is older than cutoff.
 func (db *DB) DreamsStale(ctx context.Context, cutoff time.Time, limit int) ([]teammem.Dream, error) {
-	return db.dreamsAcross(ctx, `status = 'running' AND heartbeat_at < ?`, limit, cutoff)
+	q, args := dreamsql.Stale(cutoff, limit)
+	return db.dreamsQuery(ctx, q, args)
 }
 
 // DreamsPending lists pending dreams of every org.
 func (db *DB) DreamsPending(ctx context.Context, limit int) ([]teammem.Dream, error) {
-	return db.dreamsAcross(ctx, `status = 'pending'`, limit)
+	q, args := dreamsql.Pending(limit)
+	return db.dreamsQuery(ctx, q, args)
 }

@@ -3,45 +3,41 @@ package postgres
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/teammem/teammem/internal/server/store/dreamsql"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// dreamUpdate is one conditional transition: SET set WHERE the dream is
-// the org's and cond holds. When no row changed, miss decides from the
-// dream as stored: nil returns it unchanged (an idempotent repeat).
-type dreamUpdate struct {
-	set     string
-	setArgs []any
-	cond    string
-	condArg []any
-	miss    func(teammem.Dream) error
-	// before, when set, runs first in the transaction and may refuse.
-	before func(tx pgx.Tx, d teammem.Dream) error
-}
-
-// dreamTransition runs u in one write transaction and returns the dream
-// as stored afterwards.
-func (db *DB) dreamTransition(ctx context.Context, orgID int64, id string, u dreamUpdate) (d teammem.Dream, err error) {
+// dreamUpdate runs one transition (dreamsql.Update's sequence) in a
+// transaction holding the dream's row lock, and for a start the org's,
+// which orders every start of the org.
+func (db *DB) dreamUpdate(ctx context.Context, orgID int64, id string, u dreamsql.Update) (d teammem.Dream, err error) {
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if u.MaxRunning > 0 {
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE`, orgID); err != nil {
+				return interpret(err)
+			}
+		}
 		if d, err = dreamGet(ctx, tx, orgID, id, " FOR UPDATE"); err != nil {
 			return err
 		}
-		if u.before != nil {
-			if err := u.before(tx, d); err != nil {
-				return err
+		if u.MaxRunning > 0 && d.Status == teammem.DreamPending {
+			var running int
+			if err := tx.QueryRow(ctx, numbered(dreamsql.Running), orgID).Scan(&running); err != nil {
+				return interpret(err)
+			}
+			if running >= u.MaxRunning {
+				return teammem.DreamOrgBusy(u.MaxRunning)
 			}
 		}
-		args := append(append(append([]any{}, u.setArgs...), orgID, id), u.condArg...)
-		tag, err := tx.Exec(ctx, numbered(`UPDATE dreams SET `+u.set+` WHERE org_id = ? AND id = ? AND (`+u.cond+`)`), args...)
+		tag, err := tx.Exec(ctx, numbered(u.SQL()), u.Args(orgID, id)...)
 		if err != nil {
 			return interpret(err)
 		}
 		if tag.RowsAffected() == 0 {
-			return errUnchanged{u.miss(d)}
+			return errUnchanged{u.Miss(d)}
 		}
 		d, err = dreamGet(ctx, tx, orgID, id, "")
 		return err
@@ -54,115 +50,7 @@ func (db *DB) dreamTransition(ctx context.Context, orgID int64, id string, u dre
 }
 
 // errUnchanged rolls back a transition whose condition did not hold and
-// carries miss's verdict (nil: an idempotent repeat) out of BeginFunc.
+// carries Miss's verdict (nil: an idempotent repeat) out of BeginFunc.
 type errUnchanged struct{ err error }
 
 func (e errUnchanged) Error() string { return "unchanged" }
-
-// DreamStart moves a pending dream to running within the org's limit.
-func (db *DB) DreamStart(ctx context.Context, orgID int64, id string, p teammem.DreamStartParams) (teammem.Dream, error) {
-	base, err := teammem.EncodeDreamBase(p.Base)
-	if err != nil {
-		return teammem.Dream{}, err
-	}
-	at := p.At
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set: `status = 'running', started_at = ?, heartbeat_at = ?, base = ?, run_session_id = ?,
-			output_space_id = CASE WHEN ? <> 0 THEN ? ELSE output_space_id END,
-			output_store_uid = CASE WHEN ? <> '' THEN ? ELSE output_store_uid END`,
-		setArgs: []any{at, at, base, p.RunSessionID, p.OutputSpaceID, p.OutputSpaceID, p.OutputStoreUID, p.OutputStoreUID},
-		cond:    `status = 'pending'`,
-		miss:    func(d teammem.Dream) error { return teammem.DreamTransitionConflict(d, "start it") },
-		before: func(tx pgx.Tx, d teammem.Dream) error {
-			if p.MaxRunning <= 0 || d.Status != teammem.DreamPending {
-				return nil
-			}
-			// The org's row lock orders every start of the org.
-			if _, err := tx.Exec(ctx, `SELECT 1 FROM orgs WHERE id = $1 FOR UPDATE`, orgID); err != nil {
-				return interpret(err)
-			}
-			var running int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM dreams WHERE org_id = $1 AND status = 'running'`, orgID).Scan(&running); err != nil {
-				return interpret(err)
-			}
-			if running >= p.MaxRunning {
-				return teammem.DreamOrgBusy(p.MaxRunning)
-			}
-			return nil
-		},
-	})
-}
-
-// DreamProgress records a heartbeat and usage.
-func (db *DB) DreamProgress(ctx context.Context, orgID int64, id string, p teammem.DreamProgressParams) (teammem.Dream, error) {
-	u := p.Usage
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set:     `heartbeat_at = ?, input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?`,
-		setArgs: []any{p.At, u.InputTokens, u.OutputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens},
-		cond:    `status = 'running' OR status = 'canceled' AND released_at IS NULL`,
-		miss:    func(d teammem.Dream) error { return teammem.DreamTransitionConflict(d, "record progress") },
-	})
-}
-
-// DreamFinish ends a running dream.
-func (db *DB) DreamFinish(ctx context.Context, orgID int64, id string, p teammem.DreamFinishParams) (teammem.Dream, error) {
-	if err := teammem.DreamFinishCheck(p); err != nil {
-		return teammem.Dream{}, err
-	}
-	u := p.Usage
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set: `status = ?, ended_at = ?, error_type = ?, error_message = ?,
-			input_tokens = ?, output_tokens = ?, cache_creation_input_tokens = ?, cache_read_input_tokens = ?,
-			review_state = CASE WHEN ? = 'completed' AND behavior = 'create_new' THEN 'pending' ELSE 'none' END`,
-		setArgs: []any{string(p.Status), p.At, p.ErrorType, p.ErrorMessage,
-			u.InputTokens, u.OutputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, string(p.Status)},
-		cond: `status = 'running'`,
-		miss: func(d teammem.Dream) error { return teammem.DreamTransitionConflict(d, "finish it") },
-	})
-}
-
-// DreamCancel cancels a pending or running dream.
-func (db *DB) DreamCancel(ctx context.Context, orgID int64, id string, at time.Time) (teammem.Dream, error) {
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set:     `status = 'canceled', ended_at = ?, released_at = CASE WHEN status = 'pending' THEN ? ELSE released_at END`,
-		setArgs: []any{at, at},
-		cond:    `status IN ('pending', 'running')`,
-		miss:    teammem.DreamCancelCheck,
-	})
-}
-
-// DreamRelease records that no worker runs a final dream any more.
-func (db *DB) DreamRelease(ctx context.Context, orgID int64, id string, at time.Time) (teammem.Dream, error) {
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set: `released_at = ?`, setArgs: []any{at},
-		cond: `status IN ('completed', 'failed', 'canceled') AND released_at IS NULL`,
-		miss: teammem.DreamReleaseCheck,
-	})
-}
-
-// DreamArchive archives a final dream.
-func (db *DB) DreamArchive(ctx context.Context, orgID int64, id string, at time.Time) (teammem.Dream, error) {
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set: `archived_at = ?`, setArgs: []any{at},
-		cond: `status IN ('completed', 'failed', 'canceled') AND archived_at IS NULL`,
-		miss: teammem.DreamArchiveCheck,
-	})
-}
-
-// DreamOutputSet records a dream's output store once.
-func (db *DB) DreamOutputSet(ctx context.Context, orgID int64, id string, p teammem.DreamOutputParams) (teammem.Dream, error) {
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set: `output_space_id = ?, output_store_uid = ?`, setArgs: []any{p.SpaceID, p.StoreUID},
-		cond: `output_space_id = 0 OR output_space_id = ?`, condArg: []any{p.SpaceID},
-		miss: func(d teammem.Dream) error { return teammem.DreamTransitionConflict(d, "record a second output store") },
-	})
-}
-
-// DreamReviewSet moves a dream's review state.
-func (db *DB) DreamReviewSet(ctx context.Context, orgID int64, id string, p teammem.DreamReviewParams) (teammem.Dream, error) {
-	return db.dreamTransition(ctx, orgID, id, dreamUpdate{
-		set: `review_state = ?, review_at = ?, review_by = ?`, setArgs: []any{string(p.To), p.At, p.By},
-		cond: `review_state = ?`, condArg: []any{string(p.From)},
-		miss: func(d teammem.Dream) error { return teammem.DreamReviewConflict(d, p) },
-	})
-}

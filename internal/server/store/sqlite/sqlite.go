@@ -28,12 +28,16 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/teammem/teammem/internal/server/store/dreamsql"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/migrations"
 )
 
 // DB is the SQLite store.
 type DB struct {
+	// Transitions are the dream transitions, run by dreamUpdate.
+	dreamsql.Transitions
+
 	w *sql.DB // the single writer connection
 	r *sql.DB // readers
 
@@ -123,6 +127,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	c.SetMaxOpenConns(1)
 	db := &DB{w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns(), ckpt: newCheckpointer(c)}
+	db.Transitions = dreamsql.Transitions{Run: db.dreamUpdate}
 	db.scrubs = newScrubber(db)
 	if err := db.migrate(); err != nil {
 		db.Close()
