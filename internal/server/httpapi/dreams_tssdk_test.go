@@ -1,11 +1,6 @@
 package httpapi_test
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -48,23 +43,9 @@ func TestDreamsTypeScriptSDK(t *testing.T) {
 		}
 		other := MustOrg(t, st, "other", teammem.OrgSettings{})
 		_, strangerKey := MustUserKey(t, st, other, "eve", teammem.RoleOwner)
-		cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "tssdk", "dreams.mjs"))
-		cmd.Env = append(os.Environ(), "TEAMMEM_TS_SDK="+sdk, "TEAMMEM_URL="+e.url, "TEAMMEM_KEY_OWNER="+e.keys[teammem.RoleOwner],
-			"TEAMMEM_KEY_READONLY="+readOnlyKey(t, e), "TEAMMEM_KEY_STRANGER="+strangerKey, "TEAMMEM_STORE="+storeID, "TEAMMEM_DONE_DREAM="+done.ID,
-			"ANTHROPIC_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "HTTP_PROXY=", "HTTPS_PROXY=")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("node dreams.mjs: %v\n%s", err, stderr.Bytes())
-		}
-		var res struct {
-			Checks []tsCheck `json:"checks"`
-		}
-		if err := json.Unmarshal(out, &res); err != nil || len(res.Checks) == 0 {
-			t.Fatalf("dreams.mjs printed no checks: %v\n%s\n%s", err, out, stderr.Bytes())
-		}
-		for _, c := range res.Checks {
+		checks := runTSScript(t, node, sdk, "dreams.mjs", nil, "TEAMMEM_URL="+e.url, "TEAMMEM_KEY_OWNER="+e.keys[teammem.RoleOwner],
+			"TEAMMEM_KEY_READONLY="+readOnlyKey(t, e), "TEAMMEM_KEY_STRANGER="+strangerKey, "TEAMMEM_STORE="+storeID, "TEAMMEM_DONE_DREAM="+done.ID)
+		for _, c := range checks {
 			if !reflect.DeepEqual(c.Got, c.Want) {
 				t.Errorf("%s: got %s, want %s", c.Name, jsonText(c.Got), jsonText(c.Want))
 			}
