@@ -228,3 +228,36 @@ func testDreamsAcross(t *testing.T, b *bundle) {
 		t.Fatalf("pending = %+v", got)
 	}
 }
+
+// testDreamStartConcurrent: starts racing for the org's one running slot
+// admit exactly one.
+func testDreamStartConcurrent(t *testing.T, b *bundle) {
+	sp := b.space(t, "acme/race")
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	const n = 6
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = b.dream(t, sp, teammem.DreamCreateNew, at).ID
+	}
+	errs := make(chan error, n)
+	for _, id := range ids {
+		go func() {
+			_, err := b.store.DreamStart(b.ctx, b.org.ID, id, teammem.DreamStartParams{At: at, MaxRunning: 1})
+			errs <- err
+		}()
+	}
+	started := 0
+	for range n {
+		switch err := <-errs; teammem.ErrorCode(err) {
+		case "":
+			started++
+		case teammem.ERateLimited, teammem.EUnavailable: // refused at the limit, or the database's lock wait gave up
+		default:
+			t.Errorf("start: %v", err)
+		}
+	}
+	running := must[[]teammem.Dream](t)(b.store.DreamList(b.ctx, b.org.ID, teammem.DreamFilter{Statuses: []teammem.DreamStatus{teammem.DreamRunning}}))
+	if started != 1 || len(running) != 1 {
+		t.Fatalf("%d starts succeeded, %d dreams run; want 1 and 1", started, len(running))
+	}
+}

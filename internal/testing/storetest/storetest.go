@@ -70,6 +70,7 @@ func Run(t *testing.T, open Opener) {
 		"DreamLifecycle":      testDreamLifecycle,
 		"DreamList":           testDreamList,
 		"DreamsAcross":        testDreamsAcross,
+		"DreamStartRace":      testDreamStartConcurrent,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
