@@ -49,6 +49,13 @@ type OrgSettings struct {
 	// overrides it per repository slug.
 	TeamWrites      TeamWritesPolicy            `json:"team_writes,omitempty"`
 	TeamWritesRepos map[string]TeamWritesPolicy `json:"team_writes_repos,omitempty"`
+	// TeamDream says whether a repo's team store may be dreamed over and
+	// whether nightly (default manual); TeamDreamRepos overrides it per
+	// repository slug; TeamDreamMinWrites is how many team writes since
+	// the last dream a nightly one waits for (0: the default, 10).
+	TeamDream          TeamDreamPolicy            `json:"team_dream,omitempty"`
+	TeamDreamRepos     map[string]TeamDreamPolicy `json:"team_dream_repos,omitempty"`
+	TeamDreamMinWrites int                        `json:"team_dream_min_writes,omitempty"`
 }
 
 // Allowlist names secret-scanner findings an org accepts: whole rules by id,

@@ -193,6 +193,8 @@ type Store interface {
 	MemoryVersionGet(ctx context.Context, orgID, spaceID, rowID int64) (EntryVersion, error)
 	// Proposals: held team writes (proposal.go).
 	ProposalStore
+	// Dreams: dream rows and their transitions (dreamstore.go).
+	DreamStore
 
 	// AuditAppend adds an event to an org's audit log.
 	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error

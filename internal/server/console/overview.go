@@ -23,6 +23,8 @@ type orgView struct {
 		HistoryMaxVersions   int                      `json:"history_max_versions"`
 		Poisoning            teammem.PoisoningPolicy  `json:"poisoning"`
 		TeamWrites           teammem.TeamWritesPolicy `json:"team_writes"`
+		TeamDream            teammem.TeamDreamPolicy  `json:"team_dream"`
+		TeamDreamMinWrites   int                      `json:"team_dream_min_writes"`
 	} `json:"limits"`
 }
 

@@ -28,6 +28,7 @@ var settingsSections = []settingsSection{
 	{Name: "retention", Title: "History retention", patch: patchRetention},
 	{Name: "review", Title: "Review before sharing", patch: patchReview},
 	{Name: "poisoning", Title: "Poisoning checks", patch: patchPoisoning},
+	{Name: "dreams", Title: "Dreams", patch: patchDreams},
 }
 
 // formValues reads a submitted form.
@@ -46,15 +47,18 @@ func (c *Console) settings(w http.ResponseWriter, r *http.Request, v *viewer) er
 		RuleIDs   string
 		Regexes   string
 		RepoRules string
+		// DreamRules is team_dream_repos as RepoRules is team_writes_repos.
+		DreamRules string
 	}{org, v.can(teammem.ActOrgWrite, true), settingsSections,
 		strings.Join(org.Org.Settings.SecretAllowlist.RuleIDs, "\n"), strings.Join(org.Org.Settings.SecretAllowlist.Regexes, "\n"),
-		repoRules(org.Org.Settings.TeamWritesRepos)})
+		repoRules(org.Org.Settings.TeamWritesRepos), repoRules(org.Org.Settings.TeamDreamRepos)})
 	return nil
 }
 
-// repoRules is team_writes_repos as the settings textarea shows it: one
-// "owner/name review" a line, in slug order.
-func repoRules(m map[string]teammem.TeamWritesPolicy) string {
+// repoRules is a per-repository override map (team_writes_repos,
+// team_dream_repos) as the settings textarea shows it: one "owner/name
+// policy" a line, in slug order.
+func repoRules[P ~string](m map[string]P) string {
 	slugs := make([]string, 0, len(m))
 	for slug := range m {
 		slugs = append(slugs, slug)
@@ -135,16 +139,30 @@ func lines(s string) []string {
 
 func patchReview(form formValues, into map[string]any) error {
 	into["team_writes"] = form.PostFormValue("team_writes")
+	return repoRulesField(form, "team_writes_repos", `per-repository review, line %d: write "owner/name review" or "owner/name direct"`, into)
+}
+
+// repoRulesField puts a per-repository textarea into the patch as a map;
+// bad is the message of a malformed line (with its number).
+func repoRulesField(form formValues, name, bad string, into map[string]any) error {
 	repos := map[string]string{}
-	for i, l := range lines(form.PostFormValue("team_writes_repos")) {
+	for i, l := range lines(form.PostFormValue(name)) {
 		f := strings.Fields(l)
 		if len(f) != 2 {
-			return teammem.Errorf(teammem.EInvalid, `per-repository review, line %d: write "owner/name review" or "owner/name direct"`, i+1)
+			return teammem.Errorf(teammem.EInvalid, bad, i+1)
 		}
 		repos[f[0]] = f[1] // the API checks the slug and the policy
 	}
-	into["team_writes_repos"] = repos
+	into[name] = repos
 	return nil
+}
+
+func patchDreams(form formValues, into map[string]any) error {
+	into["team_dream"] = form.PostFormValue("team_dream")
+	if err := intField(form, "team_dream_min_writes", into); err != nil {
+		return err
+	}
+	return repoRulesField(form, "team_dream_repos", `per-repository dreams, line %d: write "owner/name off", "owner/name manual" or "owner/name nightly"`, into)
 }
 
 func patchPoisoning(form formValues, into map[string]any) error {

@@ -76,8 +76,13 @@ type storeReq struct {
 // a key sees its org's team spaces and API stores and its own personal
 // spaces; anything else does not exist as far as it can tell.
 func (s *Server) resolveStore(r *http.Request, write bool) (*storeReq, error) {
+	return s.resolveStoreID(r, chi.URLParam(r, "store_id"), write)
+}
+
+// resolveStoreID is resolveStore for a store id given other than in the
+// path (a dream's input).
+func (s *Server) resolveStoreID(r *http.Request, id string, write bool) (*storeReq, error) {
 	p := principal(r)
-	id := chi.URLParam(r, "store_id")
 	notFound := teammem.Errorf(teammem.ENotFound, "memory store %s not found", truncateID(id))
 	uid, ok := teammem.StoreUID(id)
 	if !ok {

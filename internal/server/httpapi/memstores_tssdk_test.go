@@ -66,27 +66,34 @@ func tsSDK(t *testing.T) (sdk, node string) {
 // decodes its checks; cases, when given, narrow it to those cases.
 func runTSSDK(t *testing.T, node, sdk string, e, limited *v1Env, cases ...string) []tsCheck {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), node, append([]string{filepath.Join("testdata", "tssdk", "memstores.mjs")}, cases...)...)
-	cmd.Env = append(os.Environ(), "TEAMMEM_TS_SDK="+sdk, "TEAMMEM_URL="+e.url,
+	return runTSScript(t, node, sdk, "memstores.mjs", cases, "TEAMMEM_URL="+e.url,
 		"TEAMMEM_KEY_OWNER="+e.keys[teammem.RoleOwner], "TEAMMEM_KEY_VIEWER="+e.keys[teammem.RoleViewer],
 		"TEAMMEM_KEY_READONLY="+readOnlyKey(t, e),
-		"TEAMMEM_LIMITED_URL="+limited.url, "TEAMMEM_LIMITED_KEY="+limited.keys[teammem.RoleOwner],
-		// The SDK reads these; none may send a test's traffic elsewhere.
-		"ANTHROPIC_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "HTTP_PROXY=", "HTTPS_PROXY=")
+		"TEAMMEM_LIMITED_URL="+limited.url, "TEAMMEM_LIMITED_KEY="+limited.keys[teammem.RoleOwner])
+}
+
+// runTSScript runs testdata/tssdk/<script> with args and env and decodes
+// the checks it prints.
+func runTSScript(t *testing.T, node, sdk, script string, args []string, env ...string) []tsCheck {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), node, append([]string{filepath.Join("testdata", "tssdk", script)}, args...)...)
+	cmd.Env = append(append(os.Environ(), "TEAMMEM_TS_SDK="+sdk), env...)
+	// The SDK reads these; none may send a test's traffic elsewhere.
+	cmd.Env = append(cmd.Env, "ANTHROPIC_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=", "HTTP_PROXY=", "HTTPS_PROXY=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node memstores.mjs: %v\n%s", err, stderr.Bytes())
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.Bytes())
 	}
 	var res struct {
 		Checks []tsCheck `json:"checks"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("memstores.mjs printed no JSON: %v\n%s\n%s", err, out, stderr.Bytes())
+		t.Fatalf("%s printed no JSON: %v\n%s\n%s", script, err, out, stderr.Bytes())
 	}
 	if len(res.Checks) == 0 {
-		t.Fatalf("memstores.mjs made no checks\n%s", stderr.Bytes())
+		t.Fatalf("%s made no checks\n%s", script, stderr.Bytes())
 	}
 	return res.Checks
 }

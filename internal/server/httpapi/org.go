@@ -34,6 +34,10 @@ type limitsView struct {
 	Poisoning teammem.PoisoningPolicy `json:"poisoning"`
 	// TeamWrites is the org's team write policy (direct when unset).
 	TeamWrites teammem.TeamWritesPolicy `json:"team_writes"`
+	// TeamDream is the org's team_dream policy (manual when unset) and
+	// TeamDreamMinWrites the writes a nightly dream waits for.
+	TeamDream          teammem.TeamDreamPolicy `json:"team_dream"`
+	TeamDreamMinWrites int                     `json:"team_dream_min_writes"`
 }
 
 // orgPatch is the body of PATCH /v1/org; absent (or null) fields stay as
@@ -66,6 +70,13 @@ type orgPatch struct {
 	// TeamWritesRepos replaces the per-repository overrides of
 	// team_writes: repo slug → "direct" or "review".
 	TeamWritesRepos *map[string]teammem.TeamWritesPolicy `json:"team_writes_repos"`
+	// TeamDream is "off", "manual", "nightly" or "" (manual).
+	TeamDream *teammem.TeamDreamPolicy `json:"team_dream"`
+	// TeamDreamRepos replaces the per-repository overrides of team_dream.
+	TeamDreamRepos *map[string]teammem.TeamDreamPolicy `json:"team_dream_repos"`
+	// TeamDreamMinWrites is how many team writes a nightly dream waits
+	// for; 0 returns to the default (10).
+	TeamDreamMinWrites *int `json:"team_dream_min_writes"`
 }
 
 // Bounds of the allowlist, so one org cannot make every scan slow.
@@ -80,7 +91,8 @@ func (s *Server) orgResponse(o teammem.Org) orgResponse {
 	return orgResponse{Org: orgView(o), Limits: limitsView{MaxEntries: l.MaxEntries, MaxEntryBytes: l.MaxEntryBytes,
 		SecretPolicy: l.SecretPolicy, AutoCreateRepos: l.AutoCreateRepos,
 		HistoryRetentionDays: l.HistoryRetentionDays, HistoryMaxVersions: l.HistoryMaxVersions,
-		Poisoning: l.Poisoning, TeamWrites: o.Settings.TeamWritesFor("")}}
+		Poisoning: l.Poisoning, TeamWrites: o.Settings.TeamWritesFor(""),
+		TeamDream: o.Settings.TeamDreamFor(""), TeamDreamMinWrites: o.Settings.TeamDreamMinWritesOrDefault()}}
 }
 
 // orgView returns o as it goes on the wire: allowlist lists are [] rather
@@ -227,7 +239,11 @@ func (s *Server) patchSettings(set *teammem.OrgSettings, b orgPatch) ([]string, 
 		return nil, err
 	}
 	review, err := patchReview(set, b)
-	return append(append(changed, history...), review...), err
+	if err != nil {
+		return nil, err
+	}
+	dream, err := patchDream(set, b)
+	return append(append(append(changed, history...), review...), dream...), err
 }
 
 // maxTeamWritesRepos bounds the per-repository overrides of team_writes.
@@ -252,16 +268,8 @@ func patchReview(set *teammem.OrgSettings, b orgPatch) ([]string, error) {
 	}
 	if b.TeamWritesRepos != nil {
 		repos := *b.TeamWritesRepos
-		if len(repos) > maxTeamWritesRepos {
-			return nil, teammem.Errorf(teammem.EInvalid, "team_writes_repos may name at most %d repositories", maxTeamWritesRepos)
-		}
-		for slug, pol := range repos {
-			if err := teammem.ValidateRepoSlug(slug); err != nil {
-				return nil, teammem.Errorf(teammem.EInvalid, "team_writes_repos: %s", teammem.ErrorMessage(err))
-			}
-			if !pol.Valid() {
-				return nil, teammem.Errorf(teammem.EInvalid, `team_writes_repos[%q] must be "direct" or "review"`, slug)
-			}
+		if err := validateRepoOverrides("team_writes_repos", repos, `"direct" or "review"`); err != nil {
+			return nil, err
 		}
 		set.TeamWritesRepos = repos
 		if len(repos) == 0 {
@@ -315,6 +323,12 @@ func orgAuditDetails(o teammem.Org, changed []string) map[string]any {
 			d["team_writes"] = st.TeamWrites
 		case "team_writes_repos":
 			d["team_writes_repos"] = st.TeamWritesRepos
+		case "team_dream":
+			d["team_dream"] = st.TeamDream
+		case "team_dream_repos":
+			d["team_dream_repos"] = st.TeamDreamRepos
+		case "team_dream_min_writes":
+			d["team_dream_min_writes"] = st.TeamDreamMinWrites
 		}
 	}
 	return d

@@ -111,6 +111,16 @@ func (s *Server) routes() chi.Router {
 			r.Get("/memory_stores/{store_id}/memory_versions/{version_id}", s.storeHandle(s.getVersion))
 			r.Post("/memory_stores/{store_id}/memory_versions/{version_id}/redact", s.storeHandle(s.redactMemoryVersion))
 		})
+		// Dreams: Anthropic's Dreams API (dreams.go), errors in the same
+		// envelope.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireStoreKey, s.limitReads, s.limitBody)
+			r.Post("/dreams", s.storeHandle(s.createDream))
+			r.Get("/dreams", s.storeHandle(s.listDreams))
+			r.Get("/dreams/{dream_id}", s.storeHandle(s.getDream))
+			r.Post("/dreams/{dream_id}/archive", s.storeHandle(s.archiveDream))
+			r.Post("/dreams/{dream_id}/cancel", s.storeHandle(s.cancelDream))
+		})
 	})
 	return r
 }

@@ -85,6 +85,9 @@ type Config struct {
 	// SignInLimit shapes the console's buckets of failed sign-ins per
 	// client address and key prefix (console.DefaultSignInLimit when zero).
 	SignInLimit console.SignInLimit
+	// Dreams runs dreams (POST /v1/dreams); nil when the server has no
+	// model, and every create then answers 400 saying how to configure one.
+	Dreams DreamRunner
 }
 
 // Server serves the teammem API.

@@ -88,10 +88,16 @@ func registered(t *testing.T) map[string]metricInfo {
 			}
 		}
 	}
-	for _, s := range []any{*m, *cm} {
-		v := reflect.ValueOf(s)
+	// walk sets the kinds of a metrics struct's fields, and of the
+	// metrics structs it holds (Dreams).
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
 		for i := range v.NumField() {
 			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			if f := v.Field(i); f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.Struct && strings.HasSuffix(f.Elem().Type().Name(), "Metrics") {
+				walk(f.Elem())
 				continue
 			}
 			switch c := v.Field(i).Interface().(type) {
@@ -111,6 +117,9 @@ func registered(t *testing.T) map[string]metricInfo {
 				setKind(c, "histogram")
 			}
 		}
+	}
+	for _, s := range []any{*m, *cm} {
+		walk(reflect.ValueOf(s))
 	}
 	families, err := m.Registry.Gather()
 	if err != nil {

@@ -103,6 +103,7 @@ func (m *Metrics) InitOrg(org string) {
 	m.TombstonesRefused.WithLabelValues(org)
 	m.initPoison(org, m.poisonRules.list())
 	m.Client.initOrg(org)
+	m.Dreams.initOrg(org)
 }
 
 // initOrg creates the client-event series of org with known labels at 0.

@@ -70,6 +70,8 @@ type Metrics struct {
 	PushesSuppressed *prometheus.CounterVec
 	// Client counts the events clients report, on the same registry.
 	Client *ClientMetrics
+	// Dreams are the dream metrics (dreams.go).
+	Dreams *DreamMetrics
 
 	orgs *sync.Map // the orgs InitOrg has seen
 	// poisonRules holds the rule ids KnowPoisonRules was given.
@@ -122,6 +124,7 @@ func New() *Metrics {
 	}
 	r.MustRegister(m.HTTPRequests, m.HTTPDuration, m.Pulls, m.Pushes, m.EntriesWritten, m.SecretsSkipped,
 		m.CapsHit, m.TombstonesRefused, m.PushesSuppressed, m.PoisonFindings, m.Proposals)
+	m.Dreams = newDreamMetrics(r)
 	m.Client = NewClientMetrics()
 	if err := m.Client.Register(r); err != nil {
 		panic("register client metrics: " + err.Error()) // a name clash on a fresh registry: a programming error

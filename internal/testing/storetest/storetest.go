@@ -66,6 +66,11 @@ func Run(t *testing.T, open Opener) {
 		"ArchiveOrdersWrites": testArchiveOrdersWrites,
 		"RedactProposals":     testRedactErasesProposals,
 		"PurgeProposals":      testPurgeErasesProposals,
+		"Dreams":              testDreams,
+		"DreamLifecycle":      testDreamLifecycle,
+		"DreamList":           testDreamList,
+		"DreamsAcross":        testDreamsAcross,
+		"DreamStartRace":      testDreamStartConcurrent,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

@@ -29,12 +29,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/teammem/teammem/internal/server/store/dreamsql"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/migrations"
 )
 
 // DB is the Postgres store.
 type DB struct {
+	// Transitions are the dream transitions, run by dreamUpdate.
+	dreamsql.Transitions
+
 	pool   *pgxpool.Pool
 	heads  *teammem.HeadsCache // entry heads of recently written spaces
 	scrubs *scrubber           // rewrites of tables erasures left bytes in (scrub.go)
@@ -74,6 +78,7 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, fmt.Errorf("open database: %w", interpret(err))
 	}
 	db := &DB{pool: pool, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries)}
+	db.Transitions = dreamsql.Transitions{Run: db.dreamUpdate}
 	if err := db.migrate(ctx, cfg.ConnConfig); err != nil {
 		pool.Close()
 		return nil, err

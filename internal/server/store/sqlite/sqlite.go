@@ -28,6 +28,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/teammem/teammem/internal/server/store/dreamsql"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/migrations"
 )
@@ -35,6 +36,8 @@ import (
 // DB is the SQLite store.
 type DB struct {
 	path string // the database file, as Open was given it
+	// Transitions are the dream transitions, run by dreamUpdate.
+	dreamsql.Transitions
 
 	w *sql.DB // the single writer connection
 	r *sql.DB // readers
@@ -125,6 +128,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	c.SetMaxOpenConns(1)
 	db := &DB{path: path, w: w, r: r, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), turns: newTurns(), ckpt: newCheckpointer(c)}
+	db.Transitions = dreamsql.Transitions{Run: db.dreamUpdate}
 	db.scrubs = newScrubber(db)
 	if err := db.migrate(); err != nil {
 		db.Close()
