@@ -193,6 +193,7 @@ type Store interface {
 	MemoryVersionGet(ctx context.Context, orgID, spaceID, rowID int64) (EntryVersion, error)
 	// Proposals: held team writes (proposal.go).
 	ProposalStore
+	SessionStore
 
 	// AuditAppend adds an event to an org's audit log.
 	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error

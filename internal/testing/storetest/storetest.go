@@ -66,6 +66,7 @@ func Run(t *testing.T, open Opener) {
 		"ArchiveOrdersWrites": testArchiveOrdersWrites,
 		"RedactProposals":     testRedactErasesProposals,
 		"PurgeProposals":      testPurgeErasesProposals,
+		"Sessions":            testSessions,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
