@@ -11,8 +11,8 @@ import (
 
 // sessionsSQL returns, for the page of sessions a filter selects, one row
 // per session and visible space (see the SQLite driver's twin). $1 org,
-// $2 session id or ”, $3 user id of visible personal spaces, $4 cursor
-// session id or ”, $5 cursor time, $6 limit.
+// $2 session id or empty, $3 user id of visible personal spaces, $4 cursor
+// session id or empty, $5 cursor time, $6 limit.
 const sessionsSQL = `WITH act AS (
 		SELECT v.session_id AS sid, v.space_id, min(v.created_at) AS first_at, max(v.created_at) AS last_at,
 			count(*) AS writes, 0::bigint AS notes

@@ -10,8 +10,8 @@ import (
 // sessionsSQL returns, for the page of sessions a filter selects, one row
 // per session and visible space: the session's versions there (the
 // partial index entry_versions_session finds them) and its notes for it.
-// ?1 org, ?2 session id or ”, ?3 user id of visible personal spaces, ?4
-// cursor session id or ”, ?5 cursor time, ?6 limit.
+// ?1 org, ?2 session id or empty, ?3 user id of visible personal spaces, ?4
+// cursor session id or empty, ?5 cursor time, ?6 limit.
 const sessionsSQL = `WITH act AS (
 		SELECT v.session_id AS sid, v.space_id, min(v.created_at) AS first_at, max(v.created_at) AS last_at, count(*) AS writes, 0 AS notes
 		FROM entry_versions v
