@@ -85,8 +85,9 @@ type Session struct {
 type SessionSpace struct {
 	SpaceID int64
 	// Repo is the repo's slug; for a memory store created through the API
-	// it is the hidden "@memstore/…" slug, and StoreID names the store.
-	Repo    string
+	// it is the hidden "@memstore/…" slug.
+	Repo string
+	// StoreID names the space as a memory store (every space is one).
 	StoreID string
 	// Store reports whether the space is a memory store created through
 	// the API (not a repo's).
@@ -111,7 +112,8 @@ func (s Session) Repos() []string {
 	return out
 }
 
-// SessionFilter selects sessions a caller may see, newest (LastSeen) first.
+// SessionFilter selects sessions a caller may see, newest (FirstSeen, the
+// API's created_at) first.
 type SessionFilter struct {
 	// ClaudeCodeSessionID, when set, selects that one session.
 	ClaudeCodeSessionID string
@@ -119,7 +121,7 @@ type SessionFilter struct {
 	// viewer's key). Team spaces of the org always count.
 	UserID int64
 	// Before pages on: sessions strictly after this cursor in the order
-	// (LastSeen descending, then ClaudeCodeSessionID descending). Zero:
+	// (FirstSeen descending, then ClaudeCodeSessionID descending). Zero:
 	// from the newest.
 	Before SessionCursor
 	Limit  int
@@ -127,7 +129,7 @@ type SessionFilter struct {
 
 // SessionCursor is a position in the session order.
 type SessionCursor struct {
-	LastSeen            time.Time
+	FirstSeen           time.Time
 	ClaudeCodeSessionID string
 }
 
@@ -221,7 +223,7 @@ type SessionSpaceRow struct {
 }
 
 // GroupSessions gathers rows into sessions of org, in the session order
-// (LastSeen descending, then ClaudeCodeSessionID descending), each
+// (FirstSeen descending, then ClaudeCodeSessionID descending), each
 // session's spaces in space id order. Rows of a session id that is not a
 // UUID are dropped: no sesn_ id names them.
 func GroupSessions(orgID int64, rows []SessionSpaceRow) []Session {
@@ -239,9 +241,7 @@ func GroupSessions(orgID int64, rows []SessionSpaceRow) []Session {
 			out = append(out, s)
 		}
 		sp := r.Space
-		if sp.Store {
-			sp.StoreID = StoreIDPrefix + r.SpaceUID
-		}
+		sp.StoreID = StoreIDPrefix + r.SpaceUID
 		s.Spaces = append(s.Spaces, sp)
 		if r.FirstSeen.Before(s.FirstSeen) {
 			s.FirstSeen = r.FirstSeen
@@ -253,7 +253,7 @@ func GroupSessions(orgID int64, rows []SessionSpaceRow) []Session {
 		s.NotesUploaded = s.NotesUploaded || sp.NotesSize > 0
 	}
 	slices.SortFunc(out, func(a, b *Session) int {
-		if c := b.LastSeen.Compare(a.LastSeen); c != 0 {
+		if c := b.FirstSeen.Compare(a.FirstSeen); c != 0 {
 			return c
 		}
 		return strings.Compare(b.ClaudeCodeSessionID, a.ClaudeCodeSessionID)

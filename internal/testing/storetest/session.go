@@ -58,7 +58,7 @@ func testSessions(t *testing.T, b *bundle) {
 	page1 := must[[]teammem.Session](t)(b.store.SessionsList(b.ctx, b.org.ID, teammem.SessionFilter{UserID: b.member.ID, Limit: 2}))
 	last := page1[len(page1)-1]
 	page2 := must[[]teammem.Session](t)(b.store.SessionsList(b.ctx, b.org.ID, teammem.SessionFilter{UserID: b.member.ID, Limit: 2,
-		Before: teammem.SessionCursor{LastSeen: last.LastSeen, ClaudeCodeSessionID: last.ClaudeCodeSessionID}}))
+		Before: teammem.SessionCursor{FirstSeen: last.FirstSeen, ClaudeCodeSessionID: last.ClaudeCodeSessionID}}))
 	if got := sessionIDs(page1) + "|" + sessionIDs(page2); got != sessC+","+sessB+"|"+sessA {
 		t.Fatalf("pages = %s", got)
 	}

@@ -27,9 +27,9 @@ const sessionsSQL = `WITH act AS (
 		FROM act a JOIN spaces s ON s.id = a.space_id JOIN repos r ON r.id = s.repo_id
 		WHERE s.org_id = $1 AND (s.scope = 'team' OR s.user_id = $3)
 	), page AS (
-		SELECT sid, max(last_at) AS last_at FROM vis GROUP BY sid
-		HAVING $4 = '' OR max(last_at) < $5 OR (max(last_at) = $5 AND sid < $4)
-		ORDER BY last_at DESC, sid DESC LIMIT $6
+		SELECT sid, min(first_at) AS first_at FROM vis GROUP BY sid
+		HAVING $4 = '' OR min(first_at) < $5 OR (min(first_at) = $5 AND sid < $4)
+		ORDER BY first_at DESC, sid DESC LIMIT $6
 	)
 	SELECT vis.sid, vis.space_id, vis.slug, vis.store, vis.scope, vis.owner, vis.uid,
 		min(vis.first_at), max(vis.last_at), sum(vis.writes)::bigint, sum(vis.notes)::bigint
@@ -38,7 +38,7 @@ const sessionsSQL = `WITH act AS (
 
 // SessionsList returns the sessions f selects (teammem.SessionStore).
 func (db *DB) SessionsList(ctx context.Context, orgID int64, f teammem.SessionFilter) ([]teammem.Session, error) {
-	before := f.Before.LastSeen
+	before := f.Before.FirstSeen
 	if before.IsZero() {
 		before = time.Unix(0, 0)
 	}
