@@ -6,11 +6,12 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// configCmd is `teammem config`: the client's preferences.
+// configCmd is `teammem config`: teammem's own settings
+// (<user config dir>/teammem/settings.json).
 func (a *app) configCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Show or change teammem's preferences",
+		Short: "Show or change teammem's settings",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			on, from := a.sessionNotesUpload()
@@ -31,7 +32,8 @@ func (a *app) configSessionNotesCmd() *cobra.Command {
 			"(<config home>/projects/<project>/<session>/session-memory/summary.md) for the repository,\n" +
 			"where the team's server dreams can read them. The notes are scanned for secrets first and\n" +
 			"not uploaded when they hold one, nor when they are over 64 KiB; the hook never fails for it\n" +
-			"and logs what it did to hook.log. " + envSessionNotesUpload + " overrides this setting.",
+			"and logs what it did to hook.log. The setting is \"session_notes_upload\" in <user config dir>/teammem/settings.json;\n" +
+			envSessionNotesUpload + " overrides it.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -47,12 +49,7 @@ func (a *app) configSessionNotesCmd() *cobra.Command {
 			default:
 				return &usageError{fmt.Errorf("session-notes %q: want on or off", args[0])}
 			}
-			p, err := a.loadPrefs()
-			if err != nil {
-				return err
-			}
-			p.SessionNotesUpload = on
-			if err := a.savePrefs(p); err != nil {
+			if err := a.setSetting(sessionNotesKey, on); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "session-notes: %s\n", onOff(on))

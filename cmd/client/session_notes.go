@@ -19,55 +19,61 @@ import (
 )
 
 // envSessionNotesUpload overrides the session-notes setting: truthy turns
-// the upload on, falsy off, whatever `teammem config` saved.
+// the upload on, falsy off, whatever the settings file says.
 const envSessionNotesUpload = "TEAMMEM_SESSION_NOTES_UPLOAD"
 
 // notesUploadTimeout bounds the upload at SessionEnd.
 const notesUploadTimeout = 10 * time.Second
 
-// prefs are the client's preferences `teammem config` saves, apart from
-// the login (config.json) so that a new login keeps them: <config dir>/teammem/preferences.json.
-type prefs struct {
-	// SessionNotesUpload turns on the upload of a session's session-memory
-	// notes to the server at its end (off by default: the notes are the
-	// session's own words, and sharing them is the user's choice).
-	SessionNotesUpload bool `json:"session_notes_upload"`
-}
+// sessionNotesKey is the setting in teammem's settings file
+// (<user config dir>/teammem/settings.json, beside "memory_mode") that
+// turns on the upload of a session's session-memory notes to the server at
+// its end. It is off by default: the notes are the session's own words,
+// and sharing them with the team is the user's choice.
+const sessionNotesKey = "session_notes_upload"
 
-func (a *app) prefsPath() (string, error) {
+func (a *app) settingsFile() (string, error) {
 	d, err := a.configDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(d, "teammem", "preferences.json"), nil
+	return filepath.Join(d, "teammem", settingsFileName), nil
 }
 
-// loadPrefs reads the saved settings; none saved is the defaults.
-func (a *app) loadPrefs() (prefs, error) {
-	var s prefs
-	p, err := a.prefsPath()
+// loadSettings reads teammem's settings file as raw values by key, so that
+// a change of one setting keeps every other as it was; none saved is an
+// empty map.
+func (a *app) loadSettings() (map[string]json.RawMessage, string, error) {
+	s := map[string]json.RawMessage{}
+	p, err := a.settingsFile()
 	if err != nil {
-		return s, err
+		return nil, "", err
 	}
 	b, err := os.ReadFile(p)
 	if os.IsNotExist(err) {
-		return s, nil
+		return s, p, nil
 	}
 	if err != nil {
-		return s, err
+		return nil, p, err
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
-		return s, fmt.Errorf("%s is not valid JSON: %v", p, err)
+		return nil, p, fmt.Errorf("%s is not valid JSON: %v", p, err)
 	}
-	return s, nil
+	return s, p, nil
 }
 
-// savePrefs writes s atomically (0600 in the private config dir).
-func (a *app) savePrefs(s prefs) error {
-	p, err := a.prefsPath()
+// setSetting writes one setting into teammem's settings file, atomically
+// (0600 in the private config dir), keeping the others.
+func (a *app) setSetting(key string, v any) error {
+	s, p, err := a.loadSettings()
 	if err != nil {
 		return err
 	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s[key] = raw
 	if err := privateDir(filepath.Dir(p)); err != nil {
 		return err
 	}
@@ -83,17 +89,25 @@ func (a *app) savePrefs(s prefs) error {
 }
 
 // sessionNotesUpload reports whether the notes upload is on, and where
-// that was decided: the variable when set, else the saved setting.
+// that was decided: the variable when set, else the settings file, else
+// the default (off).
 func (a *app) sessionNotesUpload() (bool, string) {
 	if v := a.getenv(envSessionNotesUpload); v != "" {
 		on, err := strconv.ParseBool(v)
 		return err == nil && on, envSessionNotesUpload
 	}
-	s, err := a.loadPrefs()
+	s, p, err := a.loadSettings()
 	if err != nil {
 		return false, err.Error()
 	}
-	return s.SessionNotesUpload, "teammem config"
+	var on bool
+	if v, ok := s[sessionNotesKey]; ok {
+		if err := json.Unmarshal(v, &on); err != nil {
+			return false, fmt.Sprintf("%s: %s is not true or false", p, sessionNotesKey)
+		}
+		return on, p
+	}
+	return false, "default"
 }
 
 // hookUploadNotes uploads, when the user turned it on, the ending
