@@ -77,15 +77,7 @@ func (a *app) setSetting(key string, v any) error {
 	if err := privateDir(filepath.Dir(p)); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, p)
+	return writeJSONFile(p, s)
 }
 
 // sessionNotesUpload reports whether the notes upload is on, and where
