@@ -162,6 +162,8 @@ type SessionNotesPutParams struct {
 type SessionVersionsFilter struct {
 	// TeamOnly leaves out personal spaces' versions.
 	TeamOnly bool
+	// AfterID pages on: versions with a larger row id only.
+	AfterID int64
 	// Limit caps how many versions come back (ListLimit's rules).
 	Limit int
 }

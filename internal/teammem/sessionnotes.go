@@ -14,8 +14,8 @@ const SessionNotesMaxBytes = 64 << 10
 // SessionMaterialMaxBytes caps the text SessionMaterial returns.
 const SessionMaterialMaxBytes = 200 << 10
 
-// sessionMaterialVersions caps the versions SessionMaterial reads.
-const sessionMaterialVersions = 1000
+// sessionMaterialPage is how many versions SessionMaterial reads at once.
+const sessionMaterialPage = 100
 
 // SessionNotesCheck applies the rules of a notes upload to content before
 // anything is stored: EInvalid when it is empty or not UTF-8, ETooLarge
@@ -67,7 +67,8 @@ func SessionMaterial(ctx context.Context, st SessionStore, orgID int64, id strin
 	if err != nil {
 		return "", err
 	}
-	versions, err := st.SessionVersionsList(ctx, orgID, cc, SessionVersionsFilter{TeamOnly: true, Limit: sessionMaterialVersions})
+	f := SessionVersionsFilter{TeamOnly: true, Limit: sessionMaterialPage}
+	versions, err := st.SessionVersionsList(ctx, orgID, cc, f)
 	if err != nil {
 		return "", err
 	}
@@ -82,17 +83,33 @@ func SessionMaterial(ctx context.Context, st SessionStore, orgID int64, id strin
 	if len(versions) > 0 {
 		m.add("\n## Memories the session wrote\n")
 	}
-	for _, v := range versions {
-		switch {
-		case v.Op == OpDelete:
-			m.add(fmt.Sprintf("\n### %s (deleted)\n", v.Key))
-		case v.Redacted():
-			m.add(fmt.Sprintf("\n### %s (content redacted)\n", v.Key))
-		default:
-			m.add(fmt.Sprintf("\n### %s (%s)\n\n%s\n", v.Key, v.Op, v.Content))
+	// Pages of versions until the budget is spent: a long session's
+	// history is never read whole.
+	for len(versions) > 0 && !m.full {
+		for _, v := range versions {
+			m.addVersion(v)
+		}
+		if len(versions) < f.Limit {
+			break
+		}
+		f.AfterID = versions[len(versions)-1].ID
+		if versions, err = st.SessionVersionsList(ctx, orgID, cc, f); err != nil {
+			return "", err
 		}
 	}
 	return m.String(), nil
+}
+
+// addVersion adds one version: its path, operation and content.
+func (m *material) addVersion(v EntryVersion) {
+	switch {
+	case v.Op == OpDelete:
+		m.add(fmt.Sprintf("\n### %s (deleted)\n", v.Key))
+	case v.Redacted():
+		m.add(fmt.Sprintf("\n### %s (content redacted)\n", v.Key))
+	default:
+		m.add(fmt.Sprintf("\n### %s (%s)\n\n%s\n", v.Key, v.Op, v.Content))
+	}
 }
 
 // material is text cut at max bytes on a rune boundary.

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
+	"unicode/utf8"
 	"testing"
 
 	"github.com/teammem/teammem/internal/teammem"
@@ -94,6 +96,26 @@ func testSessions(t *testing.T, b *bundle) {
 	text := must[string](t)(teammem.SessionMaterial(b.ctx, b.store, b.org.ID, mustPublic(t, sessB)))
 	if !strings.Contains(text, "second notes") || strings.Contains(text, "bob's own") {
 		t.Fatalf("B's material leaks the personal space or lacks the notes:\n%s", text)
+	}
+
+	// Material pages through a long session's versions and stops at its
+	// budget, cut on a line it says so in.
+	const long, big = "0a1b2c3d-0000-4000-8000-0000000000dd", "0a1b2c3d-0000-4000-8000-0000000000ee"
+	var many, huge []teammem.EntryChange
+	for i := range 150 {
+		many = append(many, write(fmt.Sprintf("many/%03d.md", i), "small"))
+	}
+	for i := range 3 {
+		huge = append(huge, write(fmt.Sprintf("huge/%d.md", i), strings.Repeat("€", 30<<10)))
+	}
+	b.applyAs(t, team, b.owner.ID, long, many...)
+	b.applyAs(t, team, b.owner.ID, big, huge...)
+	if text := must[string](t)(teammem.SessionMaterial(b.ctx, b.store, b.org.ID, mustPublic(t, long))); !strings.Contains(text, "many/149.md") {
+		t.Fatalf("a 150-version session's material stops early:\n%.300s", text)
+	}
+	text = must[string](t)(teammem.SessionMaterial(b.ctx, b.store, b.org.ID, mustPublic(t, big)))
+	if len(text) > teammem.SessionMaterialMaxBytes || !strings.Contains(text, "left out") || !utf8.ValidString(text) {
+		t.Fatalf("a big session's material: %d bytes, valid UTF-8 %v, cut note %v", len(text), utf8.ValidString(text), strings.Contains(text, "left out"))
 	}
 
 	// Another org knows none of it, and cannot put notes in this org's space.

@@ -98,8 +98,8 @@ func (db *DB) SessionNotesList(ctx context.Context, orgID int64, ccSessionID str
 func (db *DB) SessionVersionsList(ctx context.Context, orgID int64, ccSessionID string, f teammem.SessionVersionsFilter) ([]teammem.EntryVersion, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+versionColumns+`, coalesce(v.content, '') FROM entry_versions v
 		LEFT JOIN users u ON u.id = v.author_id JOIN spaces s ON s.id = v.space_id
-		WHERE v.org_id = $1 AND v.session_id <> '' AND v.session_id = $2 AND (NOT $3 OR s.scope = 'team')
-		ORDER BY v.id LIMIT $4`, orgID, ccSessionID, f.TeamOnly, teammem.ListLimit(f.Limit))
+		WHERE v.org_id = $1 AND v.session_id <> '' AND v.session_id = $2 AND (NOT $3 OR s.scope = 'team') AND v.id > $5
+		ORDER BY v.id LIMIT $4`, orgID, ccSessionID, f.TeamOnly, teammem.ListLimit(f.Limit), f.AfterID)
 	return collect(rows, err, func(row pgx.Row) (teammem.EntryVersion, error) {
 		var content string
 		v, err := scanVersion(row, &content)

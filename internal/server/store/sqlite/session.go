@@ -98,8 +98,8 @@ func (db *DB) SessionNotesList(ctx context.Context, orgID int64, ccSessionID str
 func (db *DB) SessionVersionsList(ctx context.Context, orgID int64, ccSessionID string, f teammem.SessionVersionsFilter) ([]teammem.EntryVersion, error) {
 	rows, err := db.query(ctx, `SELECT `+versionColumns+`, coalesce(v.content, '') FROM entry_versions v
 		LEFT JOIN users u ON u.id = v.author_id JOIN spaces s ON s.id = v.space_id
-		WHERE v.org_id = ? AND v.session_id <> '' AND v.session_id = ? AND (NOT ? OR s.scope = 'team')
-		ORDER BY v.id LIMIT ?`, orgID, ccSessionID, f.TeamOnly, teammem.ListLimit(f.Limit))
+		WHERE v.org_id = ? AND v.session_id <> '' AND v.session_id = ? AND (NOT ? OR s.scope = 'team') AND v.id > ?
+		ORDER BY v.id LIMIT ?`, orgID, ccSessionID, f.TeamOnly, f.AfterID, teammem.ListLimit(f.Limit))
 	return collect(rows, err, func(row rowScanner) (teammem.EntryVersion, error) {
 		var content string
 		v, err := scanVersion(row, &content)
