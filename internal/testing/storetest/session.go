@@ -3,8 +3,8 @@ package storetest
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
