@@ -140,6 +140,7 @@ func (a *app) runHook(ctx context.Context, hf hookFlags) {
 		}
 	case "SessionEnd":
 		a.hookSync(ctx, log, false, true, a.hookTimeout(log, hookPushTimeout))
+		a.hookUploadNotes(ctx, log, in)
 	case "Stop":
 		a.hookStop(log, in, hf)
 	case "PostToolUse":

@@ -20,8 +20,9 @@ const (
 // envMemoryMode chooses the mode; it overrides the settings file.
 const envMemoryMode = "TEAMMEM_MEMORY_MODE"
 
-// settingsFileName is teammem's own settings file in its config dir, which
-// teammem reads and never writes (login rewrites config.json).
+// settingsFileName is teammem's own settings file in its config dir;
+// only `teammem config` writes it, one key at a time, keeping the others
+// (login rewrites config.json).
 const settingsFileName = "settings.json"
 
 // memoryModeSetting is the mode in effect and what chose it.

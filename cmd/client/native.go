@@ -67,7 +67,13 @@ func (a *app) saveNative(loc memdir.Location, rec nativeRecord) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
+	return writeJSONFile(p, rec)
+}
+
+// writeJSONFile writes v as indented JSON to p (0600) through a temporary
+// file renamed over it, so a reader sees the old file or the new one.
+func writeJSONFile(p string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}

@@ -195,6 +195,8 @@ type Store interface {
 	ProposalStore
 	// Dreams: dream rows and their transitions (dreamstore.go).
 	DreamStore
+	// Sessions: what Claude Code sessions wrote, and their notes (session.go).
+	SessionStore
 
 	// AuditAppend adds an event to an org's audit log.
 	AuditAppend(ctx context.Context, orgID int64, e AuditEvent) error

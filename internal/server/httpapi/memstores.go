@@ -43,10 +43,15 @@ func memstoreDialect(r *http.Request) string {
 	return apiClaudeCodeMemory
 }
 
-// isStorePath reports whether path is under the memory store routes.
+// isStorePath reports whether path is under the routes that answer in
+// Anthropic's error envelope: memory stores and sessions.
 func isStorePath(path string) bool {
-	rest, ok := strings.CutPrefix(path, "/v1/memory_stores")
-	return ok && (rest == "" || rest[0] == '/')
+	for _, prefix := range []string{"/v1/memory_stores", "/v1/sessions"} {
+		if rest, ok := strings.CutPrefix(path, prefix); ok && (rest == "" || rest[0] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // isStoreMemoryWrite reports whether a request writes memories of a store

@@ -110,6 +110,10 @@ func (s *Server) routes() chi.Router {
 			r.Get("/memory_stores/{store_id}/memory_versions", s.storeHandle(s.listVersions))
 			r.Get("/memory_stores/{store_id}/memory_versions/{version_id}", s.storeHandle(s.getVersion))
 			r.Post("/memory_stores/{store_id}/memory_versions/{version_id}/redact", s.storeHandle(s.redactMemoryVersion))
+			// Sessions teammem knows (sessions.go), in the same envelope.
+			r.Get("/sessions", s.storeHandle(s.listSessions))
+			r.Get("/sessions/{session_id}", s.storeHandle(s.getSession))
+			r.Put("/sessions/{session_id}/notes", s.storeHandle(s.putSessionNotes))
 		})
 		// Dreams: Anthropic's Dreams API (dreams.go), errors in the same
 		// envelope.

@@ -71,6 +71,7 @@ func Run(t *testing.T, open Opener) {
 		"DreamList":           testDreamList,
 		"DreamsAcross":        testDreamsAcross,
 		"DreamStartRace":      testDreamStartConcurrent,
+		"Sessions":            testSessions,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

@@ -1,0 +1,2 @@
+DROP TABLE session_notes;
+DROP INDEX entry_versions_session;
