@@ -193,7 +193,9 @@ func (e *stallEnv) measure(t *testing.T, writeB func() time.Duration, versions *
 
 // TestRedactionNeverStallsOtherOrgs: org A holds a slow export of its own
 // space open (a reader on an old snapshot) and redacts in a loop; org B's
-// p99 write latency stays within 2× of its latency alone. Both are
+// p99 write latency stays within 4× of its latency alone (on two cores
+// org A's redaction loop takes one of them, which alone has cost 2–3× on
+// a loaded machine; the stall this guards against cost 30,000×). Both are
 // measured in the same run, in 100 alternating rounds of 10 writes, so
 // that load from outside the test falls on both alike; a measurement over
 // the bound is repeated, up to three in all, as machines shared with other
@@ -234,11 +236,11 @@ func TestRedactionNeverStallsOtherOrgs(t *testing.T) {
 		if r.redactions < 10 {
 			t.Fatalf("org A redacted only %d times", r.redactions)
 		}
-		if pu <= 2*pa {
+		if pu <= 4*pa {
 			return
 		}
 		if attempt == attempts {
-			t.Fatalf("org B's p99 write is over 2× its p99 alone while org A redacts under a held export, in %d measurements of %d writes each", attempts, rounds*perRound)
+			t.Fatalf("org B's p99 write is over 4× its p99 alone while org A redacts under a held export, in %d measurements of %d writes each", attempts, rounds*perRound)
 		}
 	}
 }
