@@ -221,5 +221,9 @@ func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, log *s
 		q.Stop(ctx)
 		return nil, err
 	}
+	if err := jobs.AddScrubs(q, st); err != nil {
+		q.Stop(ctx)
+		return nil, err
+	}
 	return q, nil
 }
