@@ -94,28 +94,11 @@ type NightlyArgs struct{}
 func (NightlyArgs) Kind() string { return "teammem_nightly_dreams" }
 
 // InsertOpts keeps one nightly job waiting at a time.
-func (NightlyArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDefault, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByState: waitingStates}}
-}
-
-// nightlyWorker runs its Nightly.
-type nightlyWorker struct {
-	river.WorkerDefaults[NightlyArgs]
-	n *Nightly
-}
-
-// Work creates the dreams due; a failed run is retried by river, and
-// the next run comes NightlyEvery later anyway.
-func (w *nightlyWorker) Work(ctx context.Context, _ *river.Job[NightlyArgs]) error {
-	return w.n.Run(ctx)
-}
+func (NightlyArgs) InsertOpts() river.InsertOpts { return maintenanceOpts() }
 
 // AddNightly registers the nightly dreams on q: at start (on the leader)
-// and every NightlyEvery.
+// and every NightlyEvery. A failed run is retried by river, and the next
+// run comes NightlyEvery later anyway.
 func AddNightly(q *Queue, n *Nightly) error {
-	if err := AddWorker(q, &nightlyWorker{n: n}); err != nil {
-		return err
-	}
-	q.AddPeriodic(NightlyEvery, NightlyArgs{}, true)
-	return nil
+	return addEvery(q, NightlyEvery, 10*time.Minute, NightlyArgs{}, n.Run)
 }

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -28,39 +27,20 @@ type ScrubArgs struct{}
 func (ScrubArgs) Kind() string { return "teammem_scrub_resume" }
 
 // InsertOpts keeps one scrub job waiting at a time.
-func (ScrubArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueDefault, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByState: waitingStates}}
-}
-
-// scrubWorker runs its store's ScrubsResume.
-type scrubWorker struct {
-	river.WorkerDefaults[ScrubArgs]
-	st  Scrubs
-	log *slog.Logger
-}
-
-// Work runs the pending scrubs. A scrub that readers still hold off is not
-// an error of the job: the record stays, and the next run, a minute later,
-// tries again. A failing database is, and river retries it.
-func (w *scrubWorker) Work(ctx context.Context, _ *river.Job[ScrubArgs]) error {
-	err := w.st.ScrubsResume(ctx)
-	if teammem.ErrorCode(err) == teammem.EUnavailable {
-		w.log.DebugContext(ctx, "scrub put off", "reason", err.Error())
-		return nil
-	}
-	return err
-}
-
-// Timeout lets a rewrite of a large table run longer than river's default
-// minute.
-func (w *scrubWorker) Timeout(*river.Job[ScrubArgs]) time.Duration { return 30 * time.Minute }
+func (ScrubArgs) InsertOpts() river.InsertOpts { return maintenanceOpts() }
 
 // AddScrubs registers the scrub job on q: at start (on the leader) and
-// every ScrubEvery.
+// every ScrubEvery. A scrub that readers still hold off is not an error
+// of the job: the record stays, and the next run tries again. A failing
+// database is, and river retries it. A rewrite of a large table may run
+// up to 30 minutes.
 func AddScrubs(q *Queue, st Scrubs) error {
-	if err := AddWorker(q, &scrubWorker{st: st, log: q.log}); err != nil {
+	return addEvery(q, ScrubEvery, 30*time.Minute, ScrubArgs{}, func(ctx context.Context) error {
+		err := st.ScrubsResume(ctx)
+		if teammem.ErrorCode(err) == teammem.EUnavailable {
+			q.log.DebugContext(ctx, "scrub put off", "reason", err.Error())
+			return nil
+		}
 		return err
-	}
-	q.AddPeriodic(ScrubEvery, ScrubArgs{}, true)
-	return nil
+	})
 }

@@ -1,9 +1,11 @@
 package storetest
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/teammem/teammem/internal/server/jobs"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -35,4 +37,32 @@ func testScrubsResume(t *testing.T, b *bundle) {
 			t.Fatalf("ScrubsResume with nothing owed: %v", err)
 		}
 	}
+}
+
+// RunScrubJob starts a jobs queue on st with the scrub job alone, as the
+// server runs it (migrating river's schema first), until the test ends:
+// for the drivers' tests that a scrub survives a restart.
+func RunScrubJob(t *testing.T, st teammem.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if err := jobs.Migrate(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.New(ctx, st, nil, jobs.Config{FetchPoll: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := jobs.AddScrubs(q, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := q.Stop(ctx); err != nil {
+			t.Errorf("stop the jobs queue: %v", err)
+		}
+	})
 }

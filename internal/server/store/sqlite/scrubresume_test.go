@@ -1,14 +1,13 @@
 package sqlite_test
 
 import (
-	"context"
 	"database/sql"
 	"testing"
 	"time"
 
-	"github.com/teammem/teammem/internal/server/jobs"
 	"github.com/teammem/teammem/internal/server/store/sqlite"
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/testing/storetest"
 )
 
 // TestScrubSurvivesRestart: a redaction while a reader holds an older
@@ -51,35 +50,10 @@ func TestScrubSurvivesRestart(t *testing.T) {
 	if len(e.filesHolding(t, m)) == 0 {
 		t.Fatal("the files lost the bytes before the job ran: this test proves nothing")
 	}
-	runScrubJob(t, e.db)
+	storetest.RunScrubJob(t, e.db)
 	for deadline := time.Now().Add(30 * time.Second); len(e.filesHolding(t, m)) > 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the restart the scrub job left the marker in %v", e.filesHolding(t, m))
 		}
 	}
-}
-
-// runScrubJob starts a jobs queue on st with the scrub job alone, as the
-// server does, until the test ends.
-func runScrubJob(t *testing.T, st teammem.Store) {
-	t.Helper()
-	ctx := context.Background()
-	if err := jobs.Migrate(ctx, st); err != nil {
-		t.Fatal(err)
-	}
-	q, err := jobs.New(ctx, st, nil, jobs.Config{FetchPoll: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := jobs.AddScrubs(q, st); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		q.Stop(ctx)
-	})
 }
