@@ -54,6 +54,9 @@ type Config struct {
 	// DreamWorkers is how many dreams this replica runs at once
 	// (TEAMMEM_DREAM_WORKERS, the job queue's "dreams" queue).
 	DreamWorkers int
+	// DreamWindow is the UTC window nightly dreams start in, "HH:MM-HH:MM"
+	// (TEAMMEM_DREAM_WINDOW, jobs.ParseWindow).
+	DreamWindow string
 }
 
 // envVars lists every environment variable the server reads; a test checks
@@ -64,6 +67,7 @@ var envVars = append([]string{
 	"TEAMMEM_HISTORY_RETENTION", "TEAMMEM_HISTORY_MAX_VERSIONS",
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
 	"TEAMMEM_PUBLIC_URL", "TEAMMEM_TRUSTED_PROXIES", "TEAMMEM_DREAM_WORKERS",
+	"TEAMMEM_DREAM_WINDOW",
 }, limitsEnv...)
 
 // maxDreamWorkers caps TEAMMEM_DREAM_WORKERS: each dream holds a model
@@ -94,6 +98,7 @@ func defaultConfig() Config {
 		LogLevel:           "info",
 		ShutdownTimeout:    15 * time.Second,
 		DreamWorkers:       jobs.DefaultDreamWorkers,
+		DreamWindow:        jobs.DefaultDreamWindow,
 
 		HistoryRetentionDays: teammem.DefaultServerDefaults.HistoryRetentionDays,
 		HistoryMaxVersions:   teammem.DefaultServerDefaults.HistoryMaxVersions,
@@ -132,6 +137,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	e.str("TEAMMEM_PUBLIC_URL", &c.PublicURL)
 	e.str("TEAMMEM_TRUSTED_PROXIES", &c.TrustedProxies)
 	e.integer("TEAMMEM_DREAM_WORKERS", &c.DreamWorkers)
+	e.str("TEAMMEM_DREAM_WINDOW", &c.DreamWindow)
 	if len(e.errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(e.errs, "; "))
 	}
@@ -171,6 +177,9 @@ func (c Config) validate() error {
 	}
 	if c.DreamWorkers < 1 || c.DreamWorkers > maxDreamWorkers {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_DREAM_WORKERS must be between 1 and %d (dreams one replica runs at once), got %d", maxDreamWorkers, c.DreamWorkers))
+	}
+	if _, err := jobs.ParseWindow(c.DreamWindow); err != nil {
+		errs = append(errs, "TEAMMEM_DREAM_WINDOW (the UTC window nightly dreams start in): "+err.Error())
 	}
 	if c.DefaultMaxEntries < 1 {
 		errs = append(errs, "TEAMMEM_DEFAULT_MAX_ENTRIES must be at least 1")

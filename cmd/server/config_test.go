@@ -46,6 +46,7 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		"TEAMMEM_LOG_FORMAT":     func(c *Config) { c.LogFormat = "xml" },
 		"TEAMMEM_MAX_BODY_BYTES": func(c *Config) { c.MaxBodyBytes = 0 },
 		"TEAMMEM_DREAM_WORKERS":  func(c *Config) { c.DreamWorkers = 0 },
+		"TEAMMEM_DREAM_WINDOW":   func(c *Config) { c.DreamWindow = "05:00-02:00" },
 	} {
 		c := defaultConfig()
 		mutate(&c)

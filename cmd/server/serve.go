@@ -221,5 +221,28 @@ func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, log *s
 		q.Stop(ctx)
 		return nil, err
 	}
+	if err := jobs.AddScrubs(q, st); err != nil {
+		q.Stop(ctx)
+		return nil, err
+	}
+	// The dream worker's runner (phase B1) goes here in place of nil.
+	if err := addNightly(q, st, nil, c, log); err != nil {
+		q.Stop(ctx)
+		return nil, err
+	}
 	return q, nil
+}
+
+// addNightly registers the nightly team dreams on q, run by runner with
+// its first allowed model. A nil runner (a server without a model) leaves
+// them out: the dreams API answers that no model is configured.
+func addNightly(q *jobs.Queue, st teammem.Store, runner httpapi.DreamRunner, c Config, log *slog.Logger) error {
+	if runner == nil {
+		return nil
+	}
+	w, err := jobs.ParseWindow(c.DreamWindow)
+	if err != nil {
+		return fmt.Errorf("TEAMMEM_DREAM_WINDOW: %w", err)
+	}
+	return jobs.AddNightly(q, jobs.NewNightly(jobs.NightlyConfig{Store: st, Enqueuer: runner, Models: runner.Models(), Window: w, Log: log}))
 }

@@ -147,6 +147,16 @@ type Store interface {
 	// doc). EUnavailable when it could not finish for now (readers kept
 	// it from it); the driver then retries by itself, in the background.
 	HistoryScrub(ctx context.Context) error
+	// ScrubsResume works the durable record of scrubs erasures still owe:
+	// every erasure (VersionRedact, SpaceVersionsPurge, MemoryStoreDelete)
+	// records one in its own transaction, and the driver's in-process
+	// first attempt clears it when it finishes; a scrub put off (by an old
+	// reader) or cut short by a restart stays recorded until a call of
+	// ScrubsResume finishes it, on this replica or another. The jobs
+	// queue's scrub job calls it every minute. nil when nothing is owed
+	// any more; EUnavailable when some scrub still cannot finish (readers
+	// older than the erasure); other codes for a failing database.
+	ScrubsResume(ctx context.Context) error
 	// TombstonesPurge deletes tombstones last changed before cutoff, in every
 	// org, and advances each touched space's PurgedThrough. It returns how
 	// many it removed.

@@ -51,6 +51,7 @@ func Run(t *testing.T, open Opener) {
 		"VersionsPurgeCount":  testVersionsPurgeByCount,
 		"VersionRedact":       testVersionRedact,
 		"SpaceVersionsPurge":  testSpaceVersionsPurge,
+		"ScrubsResume":        testScrubsResume,
 		"MemoryIDs":           testMemoryIDs,
 		"MemoryCreatedAt":     testMemoryCreatedAt,
 		"MemoryStoreUpdated":  testMemoryStoreUpdatedAt,

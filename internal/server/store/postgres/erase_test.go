@@ -231,15 +231,7 @@ func TestErasedBytesLeaveTheTableFiles(t *testing.T) {
 func TestScrubWaitsOutOldReadersWithoutBlockingWriters(t *testing.T) {
 	ctx := context.Background()
 	url, db, conn := eraseDB(t)
-	org, user := orgWithOwner(t, db)
-	repo, err := db.RepoEnsure(ctx, org.ID, "acme/app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := db.SpaceEnsure(ctx, org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
-	if err != nil {
-		t.Fatal(err)
-	}
+	org, user, sp := teamSpace(t, db)
 	apply := func(ctx context.Context, key, content string) error {
 		var err error
 		sp, err = teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: user.ID},
@@ -255,20 +247,7 @@ func TestScrubWaitsOutOldReadersWithoutBlockingWriters(t *testing.T) {
 	if err := apply(ctx, "a.md", "clean\n"); err != nil {
 		t.Fatal(err)
 	}
-	// The slow reader: a transaction that read entries, still open.
-	reader, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close(ctx)
-	tx, err := reader.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM entries`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	tx := oldReader(t, url)
 	if _, _, err := db.VersionRedact(ctx, org.ID, sp.ID, teammem.VersionRedactParams{Key: "a.md", Version: 1, By: user.ID, At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
@@ -292,4 +271,41 @@ func TestScrubWaitsOutOldReadersWithoutBlockingWriters(t *testing.T) {
 	if got := filesHolding(t, conn, m); len(got) > 0 {
 		t.Fatalf("after the reader ended and the rewrite ran, the table files still hold the marker: %v", got)
 	}
+}
+
+// oldReader opens the slow reader: a transaction of its own connection
+// that read entries, still open, so its snapshot predates what comes next.
+func oldReader(t *testing.T, url string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	reader, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Close(ctx) })
+	tx, err := reader.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM entries`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// teamSpace creates an org with its owner and the team space of its repo
+// acme/app.
+func teamSpace(t *testing.T, db *postgres.DB) (teammem.Org, teammem.User, teammem.Space) {
+	t.Helper()
+	org, user := orgWithOwner(t, db)
+	repo, err := db.RepoEnsure(t.Context(), org.ID, "acme/app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := db.SpaceEnsure(t.Context(), org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopeTeam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return org, user, sp
 }

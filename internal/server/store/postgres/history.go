@@ -57,7 +57,7 @@ func (db *DB) VersionRedact(ctx context.Context, orgID, spaceID int64, p teammem
 		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{Key: p.Key, Checksum: v.Checksum}); err != nil {
 			return err
 		}
-		if xid, err = erasureXID(ctx, tx); err != nil {
+		if xid, err = erasureRecord(ctx, tx, erasedTables(proposals)...); err != nil {
 			return err
 		}
 		changed = true
@@ -169,7 +169,7 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
 			return err
 		}
-		xid, err = erasureXID(ctx, tx)
+		xid, err = erasureRecord(ctx, tx, erasedTables(proposals)...)
 		return err
 	})
 	if err != nil {

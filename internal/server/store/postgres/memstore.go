@@ -187,7 +187,7 @@ func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
 		if tag.RowsAffected() == 0 {
 			return teammem.Errorf(teammem.ENotFound, "not found")
 		}
-		xid, err = erasureXID(ctx, tx)
+		xid, err = erasureRecord(ctx, tx, erasedTables(proposals)...)
 		return err
 	})
 	if err != nil {

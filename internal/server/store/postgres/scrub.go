@@ -82,6 +82,8 @@ type scrubber struct {
 	// held is how long each table's last rewrite took (its lock held), for
 	// tests and the bench.
 	held map[string]time.Duration
+	// pass is held by the rewrites of one pass (scrubPass).
+	pass sync.Mutex
 	// paused holds every rewrite back (tests that need the tables as they
 	// are: export_test.go).
 	paused atomic.Bool
@@ -191,12 +193,22 @@ func (db *DB) ScrubHeld() map[string]time.Duration {
 	return out
 }
 
-// erasureXID returns the id of the erasure's transaction tx (assigning
-// one), for the rewrite's wait for older snapshots.
-func erasureXID(ctx context.Context, tx pgx.Tx) (uint64, error) {
+// erasureRecord returns the id of the erasure's transaction tx (assigning
+// one), for the rewrite's wait for older snapshots, and records in tx that
+// tables are owed a rewrite past it (scrubs_pending), so the rewrite still
+// happens if this process stops before it (ScrubsResume).
+func erasureRecord(ctx context.Context, tx pgx.Tx, tables ...string) (uint64, error) {
 	var xid uint64
-	err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`, pgx.QueryExecModeSimpleProtocol).Scan(&xid)
-	return xid, interpret(err)
+	if err := tx.QueryRow(ctx, `SELECT pg_current_xact_id()::text::bigint`, pgx.QueryExecModeSimpleProtocol).Scan(&xid); err != nil {
+		return 0, interpret(err)
+	}
+	for _, t := range tables {
+		if _, err := tx.Exec(ctx, `INSERT INTO scrubs_pending (table_name, xid) VALUES ($1, $2)
+			ON CONFLICT (table_name) DO UPDATE SET xid = GREATEST(scrubs_pending.xid, EXCLUDED.xid)`, t, int64(xid)); err != nil {
+			return 0, fmt.Errorf("record the scrub of %s: %w", t, interpret(err))
+		}
+	}
+	return xid, nil
 }
 
 // scrubAfterErase asks for the rewrites of tables after the erasure of
@@ -206,6 +218,10 @@ func (db *DB) scrubAfterErase(xid uint64, tables ...string) { db.scrubs.ask(xid,
 // scrubPass rewrites the due tables it can, in name order, and returns
 // those it could not.
 func (db *DB) scrubPass(ctx context.Context, due map[string]uint64) map[string]uint64 {
+	// One pass at a time in this process: the scrubber's and ScrubsResume's
+	// (other replicas' rewrites queue on the table's lock).
+	db.scrubs.pass.Lock()
+	defer db.scrubs.pass.Unlock()
 	left := map[string]uint64{}
 	tables := make([]string, 0, len(due))
 	for t := range due {
@@ -270,6 +286,11 @@ func (db *DB) rewrite(ctx context.Context, table string, xid uint64) error {
 	db.scrubs.mu.Lock()
 	db.scrubs.held[table] = time.Since(start)
 	db.scrubs.mu.Unlock()
+	// The rewrite began after every erasure up to xid committed: it owes
+	// nothing for them any more (a later erasure's row stays).
+	if _, err := conn.Exec(ctx, `DELETE FROM scrubs_pending WHERE table_name = $1 AND xid <= $2`, table, int64(xid)); err != nil {
+		return fmt.Errorf("clear the scrub of %s: %w", table, interpret(err))
+	}
 	return nil
 }
 

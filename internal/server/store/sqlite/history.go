@@ -67,6 +67,9 @@ func (db *DB) redact(ctx context.Context, orgID, spaceID int64, p teammem.Versio
 	if _, err := proposalsErase(ctx, tx.Tx, orgID, spaceID, teammem.ProposalErasure{Key: p.Key, Checksum: v.Checksum}); err != nil {
 		return v, false, err
 	}
+	if err := scrubRecord(ctx, tx.Tx); err != nil {
+		return v, false, err
+	}
 	if v, err = get(); err != nil {
 		return v, false, err
 	}
@@ -211,6 +214,9 @@ func (db *DB) spaceProposalsErase(ctx context.Context, orgID, spaceID int64) err
 	}
 	defer tx.Rollback()
 	if _, err := proposalsErase(ctx, tx.Tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+		return err
+	}
+	if err := scrubRecord(ctx, tx.Tx); err != nil {
 		return err
 	}
 	return interpret(tx.Commit())

@@ -174,6 +174,9 @@ func (db *DB) MemoryStoreDelete(ctx context.Context, orgID, spaceID int64) error
 	if n, _ := res.RowsAffected(); n == 0 {
 		return teammem.Errorf(teammem.ENotFound, "not found")
 	}
+	if err := scrubRecord(ctx, tx.Tx); err != nil {
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return interpret(err)
 	}

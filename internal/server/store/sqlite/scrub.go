@@ -161,10 +161,29 @@ func (db *DB) HistoryScrub(ctx context.Context) error {
 // bytes may still be in the WAL file).
 func (db *DB) ScrubPending() bool { return db.scrubs.pending() }
 
-// scrubOnce vacuums the free pages, in turns of org, then checkpoints as
+// scrubOnce scrubs the files (scrubFiles) and, when that finished, clears
+// the durable record (scrubs_pending) of the erasures it covered: those
+// counted before it began.
+func (db *DB) scrubOnce(ctx context.Context, org, at int64) (bool, error) {
+	owed, err := db.scrubsOwed(ctx)
+	if err != nil {
+		return false, err
+	}
+	ok, err := db.scrubFiles(ctx, org, at)
+	if err != nil || !ok || owed == 0 {
+		return ok, err
+	}
+	err = db.writing(ctx, org, func() error {
+		_, err := db.w.ExecContext(ctx, `DELETE FROM scrubs_pending WHERE table_name = 'wal' AND xid <= ?`, owed)
+		return interpret(err)
+	})
+	return err == nil, err
+}
+
+// scrubFiles vacuums the free pages, in turns of org, then checkpoints as
 // the top of this file says, for the scrubs asked for up to at. It reports
 // whether the files are free of what those erasures freed.
-func (db *DB) scrubOnce(ctx context.Context, org, at int64) (bool, error) {
+func (db *DB) scrubFiles(ctx context.Context, org, at int64) (bool, error) {
 	if err := db.vacuumFree(ctx, org); err != nil {
 		return false, err
 	}

@@ -1,0 +1,1 @@
+DROP TABLE scrubs_pending;
