@@ -82,7 +82,7 @@ func DreamStaleError(d Dream, keys []string) *Error {
 	for i, k := range keys {
 		paths[i] = MemoryPath(k)
 	}
-	return Errorf(EConflict, "memory store %s changed since dream %s started (%d memories); nothing was written: "+
-		"discard this dream and dream again", d.InputStoreID(), d.ID, len(paths)).
+	return Errorf(EConflict, "memory store %s changed since dream %s started; nothing was written: "+
+		"discard this dream and dream again", d.InputStoreID(), d.ID).
 		WithDetails(map[string]any{"changed_paths": paths})
 }
