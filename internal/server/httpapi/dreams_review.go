@@ -94,7 +94,8 @@ func (s *Server) reviewDream(r *http.Request, to teammem.DreamReviewState) (*sto
 // applyDream serves POST /v1/dreams/{dream_id}/apply. A held write (the
 // input is a team store under team_writes: review) answers 202 with the
 // dream, whose review stays pending, and the proposal in Location: an
-// admin's approval of it lands the dream's result.
+// admin's approval of it lands the dream's result (the proposal knows
+// nothing of the dream, so its review stays pending; discard it then).
 func (s *Server) applyDream(w http.ResponseWriter, r *http.Request) error {
 	sr, d, done, err := s.reviewDream(r, teammem.ReviewApplied)
 	if err != nil || done {

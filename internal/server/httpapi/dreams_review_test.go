@@ -42,12 +42,19 @@ func MustReviewDream(t *testing.T, e *v1Env, key string, input, output map[strin
 		}
 		return m.ID
 	}
-	in := fill("team notes", input)
+	return mustCompleteDream(t, e, key, fill("team notes", input), fill("dream output", output))
+}
+
+// mustCompleteDream creates a create_new dream of the store in and moves
+// it to completed with the store out as its output, Base taken now.
+func mustCompleteDream(t *testing.T, e *v1Env, key, in, out string) reviewDream {
+	t.Helper()
+	ctx := t.Context()
+	c := anthropic.NewClient(option.WithBaseURL(e.url), option.WithAPIKey(key), option.WithMaxRetries(0))
 	d, err := c.Beta.Dreams.New(ctx, dreamOnly(in, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := fill("dream output", output)
 	inSpace, outSpace := mustStoreSpace(t, e, in), mustStoreSpace(t, e, out)
 	heads, err := e.st.EntriesList(ctx, e.org.ID, inSpace.ID, false)
 	if err != nil {
@@ -173,7 +180,48 @@ func TestDreamReview(t *testing.T) {
 
 		testDreamStaleApply(t, e, owner)
 		testDreamDiscard(t, e, owner)
+		testDreamApplyHeld(t, e)
 	})
+}
+
+// testDreamApplyHeld: under team_writes: review a member's apply of a
+// repository's team store is held as one proposal (202, Location), the
+// store untouched and the review still pending; approving the proposal
+// lands the result (the dream's review then stays pending: see
+// applyDream).
+func testDreamApplyHeld(t *testing.T, e *v1Env) {
+	member, owner := e.keys[teammem.RoleMember], e.keys[teammem.RoleOwner]
+	var team struct {
+		ID string `json:"id"`
+	}
+	mustJSON(t, e.do("POST", "/v1/repos/acme/held/team/memory_store", member, nil).want(t, 200).Body, &team)
+	c := anthropic.NewClient(option.WithBaseURL(e.url), option.WithAPIKey(member), option.WithMaxRetries(0))
+	out, err := c.Beta.MemoryStores.New(t.Context(), anthropic.BetaMemoryStoreNewParams{Name: "held output"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.do("PUT", "/v1/repos/acme/held/team/entries/a.md", member, "before\n").want(t, 200)
+	if _, err := c.Beta.MemoryStores.Memories.New(t.Context(), out.ID, anthropic.BetaMemoryStoreMemoryNewParams{
+		Path: "/a.md", Content: anthropic.String("after\n")}); err != nil {
+		t.Fatal(err)
+	}
+	d := mustCompleteDream(t, e, member, team.ID, out.ID)
+	e.do("PATCH", "/v1/org", owner, map[string]any{"team_writes": "review"}).want(t, 200)
+	r := e.do("POST", "/v1/dreams/"+d.ID+"/apply", member, "{}").want(t, http.StatusAccepted)
+	var held wire.Dream
+	mustJSON(t, r.Body, &held)
+	loc := r.Header.Get("Location")
+	if held.Review.State != wire.ReviewPending || !strings.HasPrefix(loc, "/v1/proposals/") {
+		t.Fatalf("held apply: review %s, Location %q", held.Review.State, loc)
+	}
+	if files := storeFiles(t, e, team.ID); files["/a.md"] != "before\n" {
+		t.Fatalf("a held apply wrote: %v", files)
+	}
+	e.do("POST", loc+"/approve", owner, map[string]any{}).want(t, 200)
+	if files := storeFiles(t, e, team.ID); files["/a.md"] != "after\n" {
+		t.Fatalf("after approval: %v", files)
+	}
+	e.do("PATCH", "/v1/org", owner, map[string]any{"team_writes": "direct"}).want(t, 200)
 }
 
 // testDreamStaleApply: an input changed after the dream started answers
