@@ -107,14 +107,7 @@ func (c *Console) dreamView(r *http.Request, v *viewer, id string) (dreamPage, e
 	for _, ch := range diff.Changes {
 		cv := dreamChangeView{DreamChange: ch}
 		cv.Lines = lineDiff(deref(ch.Before), deref(ch.After))
-		for _, l := range cv.Lines {
-			switch l.Op {
-			case '+':
-				cv.Added++
-			case '-':
-				cv.Removed++
-			}
-		}
+		cv.Added, cv.Removed = diffCounts(cv.Lines)
 		pg.Changes = append(pg.Changes, cv)
 	}
 	return pg, nil

@@ -1,12 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -19,8 +14,7 @@ import (
 // headless Chromium: the list, a dream's per-memory diff, Apply, a stale
 // Apply's 409 naming the memories that changed, and Discard.
 func TestConsoleDreamsInBrowser(t *testing.T) {
-	exe := chromiumPath(t)
-	shots := screenshotDir(t)
+	chromiumPath(t) // skips before any setup without a browser
 	e, _ := newDreamEnv(t, MustOpenStore(t))
 	admin := e.keys[teammem.RoleAdmin]
 	fresh := MustReviewDream(t, e, admin, reviewInput, reviewOutput)
@@ -31,47 +25,8 @@ func TestConsoleDreamsInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx); err != nil { // starts the browser, which lives as long as ctx
-		t.Fatalf("start Chromium: %v", err)
-	}
-	run := func(step string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
-			t.Fatalf("%s: %v; the page:\n%s", step, err, body)
-		}
-	}
-	wantText := func(step, sel string, wants ...string) {
-		t.Helper()
-		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("%s: %v", step, err)
-		}
-		for _, w := range wants {
-			if !strings.Contains(got, w) {
-				t.Fatalf("%s: %s shows %q, want it to contain %q", step, sel, got, w)
-			}
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
-		}
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-	}
+	br := startBrowser(t)
+	run, wantText, shot := br.run, br.wantText, br.shot
 
 	run("sign in", chromedp.Navigate(e.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#key")),
 		chromedp.SendKeys(chromedp.CSS("#key"), admin), chromedp.Click(chromedp.CSS(`form[action="/ui/login"] button`)),
