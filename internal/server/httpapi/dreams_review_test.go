@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/teammem/teammem/internal/server/httpapi"
 	"github.com/teammem/teammem/internal/teammem"
 	"github.com/teammem/teammem/internal/wire"
 )
@@ -182,6 +183,35 @@ func TestDreamReview(t *testing.T) {
 		testDreamDiscard(t, e, owner)
 		testDreamApplyHeld(t, e)
 	})
+}
+
+// TestDreamApplySecret: an output memory holding a secret (planted below
+// the write path, which would have refused it) is refused by Apply's own
+// pass through the write path, naming no secret, and nothing is written.
+func TestDreamApplySecret(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newStoreEnvWith(t, st, teammem.OrgSettings{}, func(c *httpapi.Config) { c.Dreams = &fakeRunner{models: []string{"m1"}} })
+		testDreamApplySecret(t, e, e.keys[teammem.RoleMember])
+	})
+}
+
+func testDreamApplySecret(t *testing.T, e *v1Env, key string) {
+	d := MustReviewDream(t, e, key, reviewInput, reviewOutput)
+	secret := "aws_access_key_id = AKIAQYLPMN5HHHFPZAM2\naws_secret_access_key = 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\n"
+	out := mustStoreSpace(t, e, d.OutputStoreID)
+	if _, err := teammem.SpaceApply(t.Context(), e.st, e.org.ID, out.ID, teammem.ApplyParams{
+		Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+			return []teammem.EntryChange{{Key: "creds.md", Op: teammem.OpWrite, Content: secret}}, nil
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("POST", "/v1/dreams/"+d.ID+"/apply", key, "{}").want(t, http.StatusBadRequest)
+	if !strings.Contains(string(r.Body), "invalid_request_error") || strings.Contains(string(r.Body), "AKIA") {
+		t.Fatalf("secret apply: %s", r.Body)
+	}
+	if files := storeFiles(t, e, d.InputStoreID); !jsonEqual(files, reviewInput) {
+		t.Fatalf("a refused apply wrote: %v", files)
+	}
 }
 
 // testDreamApplyHeld: under team_writes: review a member's apply of a
