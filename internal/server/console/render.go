@@ -84,6 +84,7 @@ var dialects = map[string]string{
 	"claude_code":        "Claude Code team memory",
 	"memory_stores":      "Memory Stores API",
 	"claude_code_memory": "Claude Code memory stores",
+	"dream":              "a dream's Apply",
 }
 
 // findingsAt returns the findings on key.
