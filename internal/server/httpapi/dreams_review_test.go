@@ -56,8 +56,16 @@ func mustCompleteDream(t *testing.T, e *v1Env, key, in, out string) reviewDream 
 	if err != nil {
 		t.Fatal(err)
 	}
-	inSpace, outSpace := mustStoreSpace(t, e, in), mustStoreSpace(t, e, out)
-	heads, err := e.st.EntriesList(ctx, e.org.ID, inSpace.ID, false)
+	MustFinishDream(t, e.st, e.org.ID, d.ID, mustStoreSpace(t, e, in), mustStoreSpace(t, e, out))
+	return reviewDream{ID: d.ID, InputStoreID: in, OutputStoreID: out}
+}
+
+// MustFinishDream moves the pending dream id of in to completed with out
+// as its output, as a worker would: Base is in's state now.
+func MustFinishDream(t *testing.T, st teammem.Store, orgID int64, id string, in, out teammem.Space) {
+	t.Helper()
+	ctx := t.Context()
+	heads, err := st.EntriesList(ctx, orgID, in.ID, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,15 +74,14 @@ func mustCompleteDream(t *testing.T, e *v1Env, key, in, out string) reviewDream 
 		base[h.Key] = h.Checksum
 	}
 	now := time.Now()
-	if _, err := e.st.DreamStart(ctx, e.org.ID, d.ID, teammem.DreamStartParams{At: now, Base: base,
-		OutputSpaceID: outSpace.ID, OutputStoreUID: outSpace.UID}); err != nil {
+	if _, err := st.DreamStart(ctx, orgID, id, teammem.DreamStartParams{At: now, Base: base,
+		OutputSpaceID: out.ID, OutputStoreUID: out.UID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.DreamFinish(ctx, e.org.ID, d.ID, teammem.DreamFinishParams{Status: teammem.DreamCompleted, At: now,
+	if _, err := st.DreamFinish(ctx, orgID, id, teammem.DreamFinishParams{Status: teammem.DreamCompleted, At: now,
 		Usage: teammem.DreamUsage{InputTokens: 1200, OutputTokens: 340}}); err != nil {
 		t.Fatal(err)
 	}
-	return reviewDream{ID: d.ID, InputStoreID: in, OutputStoreID: out}
 }
 
 func mustStoreSpace(t *testing.T, e *v1Env, id string) teammem.Space {
