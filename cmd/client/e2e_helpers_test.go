@@ -49,8 +49,15 @@ type syncBuffer = e2etest.SyncBuffer
 // startServer runs teammem-server on SQLite on a random port and returns its URL.
 func startServer(t *testing.T, env ...string) string {
 	t.Helper()
+	return startServerDB(t, filepath.Join(t.TempDir(), "t.db"), env...)
+}
+
+// startServerDB is startServer on the SQLite file db, which the test may
+// open too (to move a dream along as a worker would).
+func startServerDB(t *testing.T, db string, env ...string) string {
+	t.Helper()
 	url, cmd, _ := e2etest.StartServer(t, serverBin, append([]string{"TEAMMEM_ADDR=127.0.0.1:0",
-		"TEAMMEM_DATABASE_URL=sqlite://" + filepath.Join(t.TempDir(), "t.db"),
+		"TEAMMEM_DATABASE_URL=sqlite://" + db,
 		"TEAMMEM_BOOTSTRAP_KEY=" + serverKey, "TEAMMEM_WRITE_RATE=0", "TEAMMEM_READ_RATE=0"}, env...)...)
 	t.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	return url

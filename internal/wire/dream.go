@@ -126,6 +126,13 @@ type DreamReview struct {
 	At    *time.Time `json:"at"`
 }
 
+// DreamPage is a page of GET /v1/dreams, newest first: NextPage is the
+// cursor of the next page (the page query parameter), null on the last.
+type DreamPage struct {
+	Data     []Dream `json:"data"`
+	NextPage *string `json:"next_page"`
+}
+
 // DreamCreateRequest is the body of POST /v1/dreams. A request with only
 // a memory_store input is a teammem extension.
 type DreamCreateRequest struct {

@@ -32,6 +32,11 @@ func (a api) do(ctx context.Context, method, path string, in, out any) error {
 	}
 	status, _, resp := a.b.Call(ctx, a.p, method, path, body)
 	if status < 200 || status > 299 {
+		// The Dreams and memory stores routes answer in Anthropic's envelope.
+		var ae wire.AnthropicErrorBody
+		if json.Unmarshal(resp, &ae) == nil && ae.Type == "error" && ae.Error.Type != "" {
+			return ae.Error.Err()
+		}
 		var e wire.ErrorBody
 		if json.Unmarshal(resp, &e) != nil || e.Error.Type == "" {
 			return teammem.Errorf(teammem.EInternal, "the API answered %d", status)

@@ -92,3 +92,16 @@ func splitLines(s string) []string {
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
+
+// diffCounts counts a diff's added and removed lines.
+func diffCounts(lines []diffLine) (added, removed int) {
+	for _, l := range lines {
+		switch l.Op {
+		case '+':
+			added++
+		case '-':
+			removed++
+		}
+	}
+	return added, removed
+}

@@ -42,6 +42,7 @@ var navLinks = []struct {
 }{
 	{"/ui/", "Overview", teammem.ActOrgRead},
 	{"/ui/review", "Review queue", teammem.ActTeamWrite},
+	{"/ui/dreams", "Dreams", teammem.ActTeamReview},
 	{"/ui/users", "Users", teammem.ActUsersRead},
 	{"/ui/keys", "Keys", teammem.ActKeysOwn},
 	{"/ui/audit", "Audit log", teammem.ActAuditRead},
@@ -83,6 +84,7 @@ var dialects = map[string]string{
 	"claude_code":        "Claude Code team memory",
 	"memory_stores":      "Memory Stores API",
 	"claude_code_memory": "Claude Code memory stores",
+	"dream":              "a dream's Apply",
 }
 
 // findingsAt returns the findings on key.
@@ -149,14 +151,17 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, v *viewer, stat
 // flashes words the done= of a page reached after a change; anything else
 // shows nothing, so that a link cannot put words on the page.
 var flashes = map[string]string{
-	"restored": "The version was restored as a new version.",
-	"redacted": "The version's content was erased; its row stays in the history.",
-	"deleted":  "The entry was deleted (a tombstone remembers it).",
-	"saved":    "Settings saved.",
-	"user":     "User saved.",
-	"revoked":  "Key revoked.",
-	"approved": "The proposal was approved and applied to the team space.",
-	"rejected": "The proposal was rejected; it stays in the queue's history and the audit log.",
+	"restored":        "The version was restored as a new version.",
+	"redacted":        "The version's content was erased; its row stays in the history.",
+	"deleted":         "The entry was deleted (a tombstone remembers it).",
+	"saved":           "Settings saved.",
+	"user":            "User saved.",
+	"revoked":         "Key revoked.",
+	"approved":        "The proposal was approved and applied to the team space.",
+	"rejected":        "The proposal was rejected; it stays in the queue's history and the audit log.",
+	"dream_applied":   "The dream's result was written into its input store.",
+	"dream_discarded": "The dream's result was discarded; its output store is archived.",
+	"dream_held":      "The dream's result was held for review as one proposal (team_writes: review): approve it in the review queue.",
 }
 
 // renderError renders an error page with status.

@@ -121,14 +121,7 @@ func (c *Console) proposalView(r *http.Request, a api, id int64) (proposalView, 
 				proposed = ""
 			}
 			cv.Lines = lineDiff(current, proposed)
-			for _, l := range cv.Lines {
-				switch l.Op {
-				case '+':
-					cv.Added++
-				case '-':
-					cv.Removed++
-				}
-			}
+			cv.Added, cv.Removed = diffCounts(cv.Lines)
 		}
 		pv.Changes = append(pv.Changes, cv)
 	}

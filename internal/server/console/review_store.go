@@ -50,7 +50,7 @@ func storeContent(ctx context.Context, a api, store, key string) (string, error)
 	for {
 		var pg storeMemoryPage
 		if err := a.get(ctx, "/v1/memory_stores/"+url.PathEscape(store)+"/memories?"+q.Encode(), &pg); err != nil {
-			return "", storeError(err)
+			return "", err // api.do rebuilt the code from the envelope
 		}
 		for _, m := range pg.Data {
 			switch {
@@ -66,26 +66,4 @@ func storeContent(ctx context.Context, a api, store, key string) (string, error)
 		}
 		q.Set("page", *pg.NextPage)
 	}
-}
-
-// storeCodes maps the memory stores API's error types back to teammem's
-// codes (the inverse of the server's table, where it is one to one).
-var storeCodes = map[string]string{
-	"invalid_request_error": teammem.EInvalid,
-	"authentication_error":  teammem.EUnauthorized,
-	"permission_error":      teammem.EForbidden,
-	"not_found_error":       teammem.ENotFound,
-	"conflict_error":        teammem.EConflict,
-	"rate_limit_error":      teammem.ERateLimited,
-	"overloaded_error":      teammem.EUnavailable,
-	"api_error":             teammem.EInternal,
-}
-
-// storeError is err, an answer of the memory stores routes, with its code
-// one of teammem's, so the console shows it with the right status.
-func storeError(err error) error {
-	if code, ok := storeCodes[teammem.ErrorCode(err)]; ok {
-		return teammem.Errorf(code, "%s", teammem.ErrorMessage(err))
-	}
-	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
 // listDreams serves GET /v1/dreams: the dreams of stores the caller can
@@ -29,7 +30,7 @@ func (s *Server) listDreams(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := dreamPage{Data: []dreamObject{}}
+	page := wire.DreamPage{Data: []wire.Dream{}}
 	for i, d := range list {
 		if i == want {
 			next := dreamCursor(list[i-1])

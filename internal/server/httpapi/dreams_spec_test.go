@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // TestDreamsResponsesMatchSpec validates every Dreams route's answers, and
@@ -43,4 +45,53 @@ func TestDreamsResponsesMatchSpec(t *testing.T) {
 		}
 		b.do(t, c)
 	}
+}
+
+// TestDreamReviewMatchesSpec validates the review routes' answers (diff,
+// apply, a stale apply's 409, discard, their 400s) against the spec.
+func TestDreamReviewMatchesSpec(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Dreams = &fakeRunner{models: []string{"m1"}}
+	b := setupSpec(t, cfg, nil)
+	id := func(r reply) string {
+		var v struct{ ID string }
+		if err := json.Unmarshal(r.Body, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.ID
+	}
+	post := func(path, body string, want int) reply {
+		return b.do(t, call{Method: http.MethodPost, Path: path, Key: b.owner, Body: body, Want: want})
+	}
+	// Two dreams of one input, completed into one output each.
+	in := id(post("/v1/memory_stores", `{"name":"in"}`, 200))
+	post("/v1/memory_stores/"+in+"/memories", `{"path":"/a.md","content":"old"}`, 200)
+	var dreams []string
+	for range 2 {
+		out := id(post("/v1/memory_stores", `{"name":"out"}`, 200))
+		post("/v1/memory_stores/"+out+"/memories", `{"path":"/a.md","content":"new"}`, 200)
+		d := id(post("/v1/dreams", `{"inputs":[{"type":"memory_store","memory_store_id":"`+in+`"}],"model":"m1"}`, 200))
+		completeSpecDream(t, b, d, in, out)
+		dreams = append(dreams, d)
+	}
+	b.do(t, call{Method: http.MethodGet, Path: "/v1/dreams/" + dreams[0] + "/diff", Key: b.owner, Want: 200})
+	post("/v1/dreams/"+dreams[0]+"/apply", "", 200)
+	post("/v1/dreams/"+dreams[1]+"/apply", "", 409) // the first one changed the input
+	post("/v1/dreams/"+dreams[1]+"/discard", "", 200)
+	post("/v1/dreams/"+dreams[1]+"/apply", "", 400)
+}
+
+// completeSpecDream moves dream d of store in to completed with output out.
+func completeSpecDream(t *testing.T, b *specBundle, d, in, out string) {
+	t.Helper()
+	space := func(id string) teammem.Space {
+		uid, _ := teammem.StoreUID(id)
+		m, err := b.store.MemoryStoreGet(t.Context(), b.org.ID, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Space
+	}
+	MustFinishDream(t, b.store, b.org.ID, d, space(in), space(out))
 }

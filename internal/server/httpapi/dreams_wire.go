@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/wire"
 )
 
-// The wire of the Dreams API: the BetaDream object field for field as the
-// official SDKs (Go v2.15.0 betadream.go, TypeScript 1.15.0
-// resources/beta/dreams.d.ts) decode it, plus teammem's review extension.
-// Errors go in Anthropic's envelope (writeStoreError).
+// The Dreams API's encoding: dreams as internal/wire declares them (one set
+// of structs for the server and the client), their page cursor, and the
+// runner seam. Errors go in Anthropic's envelope (writeStoreError).
 
 // DreamRunner runs dreams; cmd/server implements it with the job queue
 // and the server's model (httpapi never links a model SDK).
@@ -26,94 +26,22 @@ type DreamRunner interface {
 	Enqueue(ctx context.Context, d teammem.Dream) error
 }
 
-// dreamObject is a dream (type "dream").
-type dreamObject struct {
-	ID             string              `json:"id"`
-	Type           string              `json:"type"`
-	Status         teammem.DreamStatus `json:"status"`
-	Inputs         []dreamInput        `json:"inputs"`
-	Outputs        []dreamStoreRef     `json:"outputs"`
-	Model          dreamModel          `json:"model"`
-	Instructions   *string             `json:"instructions"`
-	OutputBehavior dreamBehavior       `json:"output_behavior"`
-	Usage          dreamUsage          `json:"usage"`
-	Error          *dreamError         `json:"error"`
-	SessionID      *string             `json:"session_id"`
-	CreatedAt      time.Time           `json:"created_at"`
-	EndedAt        *time.Time          `json:"ended_at"`
-	ArchivedAt     *time.Time          `json:"archived_at"`
-	// Review is teammem's extension: where a create_new dream's result
-	// stands in review.
-	Review dreamReview `json:"review"`
-}
-
-// dreamInput is one entry of inputs: a memory_store or a sessions input.
-type dreamInput struct {
-	Type          string   `json:"type"`
-	MemoryStoreID string   `json:"memory_store_id,omitempty"`
-	SessionIDs    []string `json:"session_ids,omitempty"`
-}
-
-// dreamStoreRef is an output: the store holding the result.
-type dreamStoreRef struct {
-	Type          string `json:"type"` // "memory_store"
-	MemoryStoreID string `json:"memory_store_id"`
-}
-
-// dreamModel is the model, always as an object.
-type dreamModel struct {
-	ID    string `json:"id"`
-	Speed string `json:"speed"`
-}
-
-// dreamBehavior is output_behavior; memory_store_id only for
-// update_existing.
-type dreamBehavior struct {
-	Type          teammem.DreamBehavior `json:"type"`
-	MemoryStoreID string                `json:"memory_store_id,omitempty"`
-}
-
-// dreamUsage are the four token counts.
-type dreamUsage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-}
-
-// dreamError says why a dream failed.
-type dreamError struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-}
-
-// dreamReview is the review extension.
-type dreamReview struct {
-	State teammem.DreamReviewState `json:"state"`
-	At    *time.Time               `json:"at"`
-}
-
-// dreamPage is a page of dreams, the PageCursor shape.
-type dreamPage struct {
-	Data     []dreamObject `json:"data"`
-	NextPage *string       `json:"next_page"`
-}
-
-// dreamOf encodes a dream.
-func dreamOf(d teammem.Dream) dreamObject {
-	o := dreamObject{ID: d.ID, Type: "dream", Status: d.Status,
-		Inputs:  []dreamInput{{Type: "memory_store", MemoryStoreID: d.InputStoreID()}},
-		Outputs: []dreamStoreRef{}, Model: dreamModel{ID: d.Model, Speed: d.ModelSpeed},
-		OutputBehavior: dreamBehavior{Type: d.Behavior},
-		Usage: dreamUsage{InputTokens: d.Usage.InputTokens, OutputTokens: d.Usage.OutputTokens,
+// dreamOf encodes a dream as the wire declares it (wire.Dream, the
+// struct the client decodes too).
+func dreamOf(d teammem.Dream) wire.Dream {
+	o := wire.Dream{ID: d.ID, Type: "dream", Status: string(d.Status),
+		Inputs:  []wire.DreamInput{{Type: wire.DreamInputMemoryStore, MemoryStoreID: d.InputStoreID()}},
+		Outputs: []wire.DreamOutput{}, Model: wire.DreamModel{ID: d.Model, Speed: d.ModelSpeed},
+		OutputBehavior: wire.DreamOutputBehavior{Type: string(d.Behavior)},
+		Usage: wire.DreamUsage{InputTokens: d.Usage.InputTokens, OutputTokens: d.Usage.OutputTokens,
 			CacheCreationInputTokens: d.Usage.CacheCreationInputTokens, CacheReadInputTokens: d.Usage.CacheReadInputTokens},
 		CreatedAt: d.CreatedAt, EndedAt: d.EndedAt, ArchivedAt: d.ArchivedAt,
-		Review: dreamReview{State: d.Review.State, At: d.Review.At}}
+		Review: wire.DreamReview{State: string(d.Review.State), At: d.Review.At}}
 	if d.SessionIDs != nil {
-		o.Inputs = append(o.Inputs, dreamInput{Type: "sessions", SessionIDs: d.SessionIDs})
+		o.Inputs = append(o.Inputs, wire.DreamInput{Type: wire.DreamInputSessions, SessionIDs: d.SessionIDs})
 	}
 	if id := d.OutputStoreID(); id != "" {
-		o.Outputs = append(o.Outputs, dreamStoreRef{Type: "memory_store", MemoryStoreID: id})
+		o.Outputs = append(o.Outputs, wire.DreamOutput{Type: wire.DreamInputMemoryStore, MemoryStoreID: id})
 	}
 	if o.Model.Speed == "" {
 		o.Model.Speed = teammem.DreamSpeedStandard
@@ -126,14 +54,14 @@ func dreamOf(d teammem.Dream) dreamObject {
 		o.OutputBehavior.MemoryStoreID = d.InputStoreID()
 	}
 	if d.Status == teammem.DreamFailed {
-		o.Error = &dreamError{Type: d.ErrorType, Message: d.ErrorMessage}
+		o.Error = &wire.DreamError{Type: d.ErrorType, Message: d.ErrorMessage}
 	}
 	if d.RunSessionID != "" {
 		v := d.RunSessionID
 		o.SessionID = &v
 	}
 	if o.Review.State == "" {
-		o.Review.State = teammem.ReviewNone
+		o.Review.State = wire.ReviewNone
 	}
 	return o
 }

@@ -17,6 +17,16 @@ import (
 // newStoreEnv is newV1Env with the real secret scanner.
 func newStoreEnv(t *testing.T, st teammem.Store, settings teammem.OrgSettings) *v1Env {
 	t.Helper()
+	return newStoreEnvWith(t, st, settings, nil)
+}
+
+// newStoreEnvWith is newStoreEnv with the config mutate changes.
+func newStoreEnvWith(t *testing.T, st teammem.Store, settings teammem.OrgSettings, mutate func(*httpapi.Config)) *v1Env {
+	t.Helper()
+	cfg := testConfig()
+	if mutate != nil {
+		mutate(&cfg)
+	}
 	sc, err := secretscan.New()
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +35,7 @@ func newStoreEnv(t *testing.T, st teammem.Store, settings teammem.OrgSettings) *
 	for _, r := range []teammem.Role{teammem.RoleOwner, teammem.RoleAdmin, teammem.RoleMember, teammem.RoleViewer} {
 		e.users[r], e.keys[r] = MustUserKey(t, st, e.org, string(r), r)
 	}
-	e.srv = httpapi.New(st, secretscan.NewOrgScanner(sc), testConfig(), nil, nil)
+	e.srv = httpapi.New(st, secretscan.NewOrgScanner(sc), cfg, nil, nil)
 	ts := httptest.NewServer(e.srv.Handler())
 	t.Cleanup(ts.Close)
 	e.url = ts.URL

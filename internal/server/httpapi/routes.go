@@ -124,6 +124,9 @@ func (s *Server) routes() chi.Router {
 			r.Get("/dreams/{dream_id}", s.storeHandle(s.getDream))
 			r.Post("/dreams/{dream_id}/archive", s.storeHandle(s.archiveDream))
 			r.Post("/dreams/{dream_id}/cancel", s.storeHandle(s.cancelDream))
+			r.Get("/dreams/{dream_id}/diff", s.storeHandle(s.dreamDiff))
+			r.Post("/dreams/{dream_id}/apply", s.storeHandle(s.applyDream))
+			r.Post("/dreams/{dream_id}/discard", s.storeHandle(s.discardDream))
 		})
 	})
 	return r
