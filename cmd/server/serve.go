@@ -93,8 +93,18 @@ func (m *Main) Open(ctx context.Context) error {
 	// Validated with the rest of the configuration, so this cannot fail.
 	apiCfg.TrustedProxies, _ = parseTrustedProxies(m.Config.TrustedProxies)
 	m.Config.Limits.apply(&apiCfg)
+	dreams := m.Config.Dream.runner(m.Config.Limits.MaxStoresPerOrg)
+	if len(dreams.Models()) > 0 {
+		apiCfg.Dreams = dreams // else POST /v1/dreams says how to configure a model
+	}
 	m.api = httpapi.New(st, sc, apiCfg, m.Log, metrics)
 	if m.jobs, err = openJobs(ctx, st, m.api, m.Log, m.Config); err != nil {
+		return err
+	}
+	// The reaper runs without a model too: a dream left running by a
+	// process that had one still has to end.
+	if err = registerDreams(ctx, m.jobs, st, dreams, m.api, metrics.Dreams, m.Log); err != nil {
+		m.jobs.Stop(ctx)
 		return err
 	}
 	// Both listeners are bound before either serves: a metrics address

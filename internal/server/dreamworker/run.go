@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -143,6 +144,10 @@ func (e *execution) execute(parent context.Context) outcome {
 	tree, buffer, err := e.prepare(ctx)
 	if err != nil {
 		return e.failure(parent, ctx, err, llm.Usage{})
+	}
+	if cfg.NewModel == nil || !slices.Contains(cfg.Models, e.d.Model) {
+		return outcome{status: teammem.DreamFailed, errType: ErrorModel, message: fmt.Sprintf(
+			"the server does not run model %q any more: set TEAMMEM_LLM_PROVIDER and TEAMMEM_LLM_MODEL, or list it in TEAMMEM_DREAM_MODELS", e.d.Model)}
 	}
 	model, err := cfg.NewModel(e.d.Model)
 	if err != nil {
