@@ -36,7 +36,6 @@ const (
 const (
 	DefaultTimeout        = 30 * time.Minute
 	DefaultHeartbeat      = 10 * time.Second
-	DefaultReapEvery      = time.Minute
 	DefaultSnooze         = 15 * time.Second
 	DefaultOrgConcurrency = 1
 )
@@ -68,7 +67,8 @@ type Config struct {
 	// StaleAfter is how old a running dream's heartbeat gets before the
 	// reaper fails it (TEAMMEM_DREAM_STALE_AFTER; 4 heartbeats when 0).
 	StaleAfter time.Duration
-	// ReapEvery is how often the leader runs the reaper.
+	// ReapEvery is how often the leader runs the reaper (StaleAfter when
+	// 0, so an orphan is found within two cutoffs).
 	ReapEvery time.Duration
 	// MaxStores is the org's store cap a create_new output store counts
 	// against (TEAMMEM_MAX_STORES_PER_ORG); 0: none.
@@ -90,7 +90,7 @@ func (c Config) withDefaults() Config {
 		c.StaleAfter = 4 * c.Heartbeat
 	}
 	if c.ReapEvery <= 0 {
-		c.ReapEvery = DefaultReapEvery
+		c.ReapEvery = c.StaleAfter
 	}
 	if c.Snooze <= 0 {
 		c.Snooze = DefaultSnooze
