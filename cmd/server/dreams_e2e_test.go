@@ -92,41 +92,17 @@ func waitDream(t *testing.T, c anthropic.Client, id string) *anthropic.BetaDream
 	}
 }
 
-// e2eReply spends a fixed usage, as a provider reports it.
-func e2eReply(r llmtest.Reply) llmtest.Reply {
-	r.Response.Usage = llm.Usage{InputTokens: 812, OutputTokens: 96, CacheReadTokens: 1500, CacheCreationTokens: 40}
-	return r
-}
+// e2eUsage is what every scripted reply spends, as a provider reports it.
+var e2eUsage = llm.Usage{InputTokens: 812, OutputTokens: 96, CacheReadTokens: 1500, CacheCreationTokens: 40}
 
 var (
-	e2eBefore = map[string]string{
-		"MEMORY.md":         "- [Deploy](team/deploy.md) — how to deploy\n- [Deploying](team/deploying.md) — deploying\n- [Database](team/db.md) — the database\n- [Migration](team/migration.md) — the migration\n",
-		"team/deploy.md":    "Deploy with `make deploy` from main.\n",
-		"team/deploying.md": "To deploy, run make deploy (only from the main branch).\n",
-		"team/db.md":        "The database is MySQL 5.7.\n",
-		"team/migration.md": "In March we moved the database from MySQL to Postgres 15.\n",
-	}
-	e2eAfter = map[string]string{
-		"MEMORY.md":         "- [Deploy](team/deploy.md) — `make deploy`, from main only\n- [Database](team/db.md) — Postgres 15 since March\n- [Migration](team/migration.md) — MySQL to Postgres, March\n",
-		"team/deploy.md":    "Deploy with `make deploy`, only from the main branch.\n",
-		"team/db.md":        "The database is Postgres 15 (moved from MySQL 5.7 in March).\n",
-		"team/migration.md": e2eBefore["team/migration.md"],
-	}
+	e2eBefore = llmtest.ConsolidationBefore
+	e2eAfter  = llmtest.ConsolidationAfter
 )
 
 // e2eScript merges the duplicates, fixes the contradicted fact and
 // rewrites the index.
-func e2eScript() []llmtest.Reply {
-	return []llmtest.Reply{
-		e2eReply(llmtest.ToolUse("t1", "list", map[string]string{"path": "/"})),
-		e2eReply(llmtest.ToolUse("t2", "read", map[string]string{"path": "/team/deploying.md"})),
-		e2eReply(llmtest.ToolUse("t3", "write", map[string]string{"path": "/team/deploy.md", "content": e2eAfter["team/deploy.md"]})),
-		e2eReply(llmtest.ToolUse("t4", "delete", map[string]string{"path": "/team/deploying.md"})),
-		e2eReply(llmtest.ToolUse("t5", "write", map[string]string{"path": "/team/db.md", "content": e2eAfter["team/db.md"]})),
-		e2eReply(llmtest.ToolUse("t6", "write", map[string]string{"path": "/MEMORY.md", "content": e2eAfter["MEMORY.md"]})),
-		e2eReply(llmtest.Text("Merged the two deploy memories, corrected the database fact, rewrote MEMORY.md.")),
-	}
-}
+func e2eScript() []llmtest.Reply { return llmtest.ConsolidationScript(e2eUsage) }
 
 // TestDreamE2E runs the scripted consolidation in the built server with
 // its model behind TEAMMEM_LLM_BASE_URL, through the SDK, to completed.
@@ -216,7 +192,9 @@ func TestDreamReplicas(t *testing.T) {
 	dsn := databases(t)["postgres"](t)
 	var replies []llmtest.Reply
 	for range 10 {
-		replies = append(replies, e2eReply(llmtest.Text("nothing to consolidate")))
+		r := llmtest.Text("nothing to consolidate")
+		r.Response.Usage = e2eUsage
+		replies = append(replies, r)
 	}
 	script := llmtest.NewScript(replies...)
 	env := dreamEnv(llmtest.AnthropicServer(t, script), "TEAMMEM_DREAM_ORG_CONCURRENCY=10", "TEAMMEM_DREAM_WORKERS=3")

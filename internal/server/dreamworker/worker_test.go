@@ -11,42 +11,22 @@ import (
 	"github.com/teammem/teammem/internal/testing/llmtest"
 )
 
-// before is the small store of the scripted consolidation: two duplicate
-// memories, a fact a later memory contradicts, and an index.
-var before = map[string]string{
-	"MEMORY.md":         "- [Deploy](team/deploy.md) — how to deploy\n- [Deploying](team/deploying.md) — deploying\n- [Database](team/db.md) — the database\n- [Migration](team/migration.md) — the migration\n",
-	"team/deploy.md":    "Deploy with `make deploy` from main.\n",
-	"team/deploying.md": "To deploy, run make deploy (only from the main branch).\n",
-	"team/db.md":        "The database is MySQL 5.7.\n",
-	"team/migration.md": "In March we moved the database from MySQL to Postgres 15.\n",
-}
+var (
+	before = llmtest.ConsolidationBefore
+	after  = llmtest.ConsolidationAfter
+)
 
-// after is what the script leaves.
-var after = map[string]string{
-	"MEMORY.md":         "- [Deploy](team/deploy.md) — `make deploy`, from main only\n- [Database](team/db.md) — Postgres 15 since March\n- [Migration](team/migration.md) — MySQL to Postgres, March\n",
-	"team/deploy.md":    "Deploy with `make deploy`, only from the main branch.\n",
-	"team/db.md":        "The database is Postgres 15 (moved from MySQL 5.7 in March).\n",
-	"team/migration.md": before["team/migration.md"],
-}
+// turnUsage is what every scripted reply spends.
+var turnUsage = llm.Usage{InputTokens: 120, OutputTokens: 30, CacheReadTokens: 400, CacheCreationTokens: 10}
 
-// turn is a scripted reply that spends usage.
+// turn is a scripted reply that spends turnUsage.
 func turn(r llmtest.Reply) llmtest.Reply {
-	r.Response.Usage = llm.Usage{InputTokens: 120, OutputTokens: 30, CacheReadTokens: 400, CacheCreationTokens: 10}
+	r.Response.Usage = turnUsage
 	return r
 }
 
 // consolidation is the script of the scripted consolidation.
-func consolidation() []llmtest.Reply {
-	return []llmtest.Reply{
-		turn(llmtest.ToolUse("t1", "list", map[string]string{"path": "/"})),
-		turn(llmtest.ToolUse("t2", "read", map[string]string{"path": "/team/deploying.md"})),
-		turn(llmtest.ToolUse("t3", "write", map[string]string{"path": "/team/deploy.md", "content": after["team/deploy.md"]})),
-		turn(llmtest.ToolUse("t4", "delete", map[string]string{"path": "/team/deploying.md"})),
-		turn(llmtest.ToolUse("t5", "write", map[string]string{"path": "/team/db.md", "content": after["team/db.md"]})),
-		turn(llmtest.ToolUse("t6", "write", map[string]string{"path": "/MEMORY.md", "content": after["MEMORY.md"]})),
-		turn(llmtest.Text("Merged the deploy duplicates, corrected the database fact, rewrote the index.")),
-	}
-}
+func consolidation() []llmtest.Reply { return llmtest.ConsolidationScript(turnUsage) }
 
 // TestConsolidation runs the scripted consolidation through the job queue
 // to completed, on both drivers and both output behaviours: the output
