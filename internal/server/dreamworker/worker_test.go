@@ -54,6 +54,10 @@ func TestConsolidation(t *testing.T) {
 		if got := b.files(input.Space.ID); !maps.Equal(got, before) {
 			t.Fatalf("input changed: %v", got)
 		}
+		hist, err := st.EntryHistory(t.Context(), b.org.ID, d.OutputSpaceID, "team/db.md")
+		if err != nil || len(hist) != 2 || hist[0].API != "dream" || hist[0].AuthorID != b.user.ID || hist[0].KeyID != b.key.ID {
+			t.Fatalf("provenance of the dream's write: %v %+v", err, hist)
+		}
 		out, err := st.MemoryStoreGet(t.Context(), b.org.ID, d.OutputStoreUID)
 		if err != nil || out.Name != "notes (dream "+d.ID+")" {
 			t.Fatalf("output store %q: %v", out.Name, err)
