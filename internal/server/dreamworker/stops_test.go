@@ -181,3 +181,28 @@ func TestReap(t *testing.T) {
 		}
 	})
 }
+
+// TestOrgConcurrency: with one dream per org at a time, a second dream
+// waits (its job snoozes) until the first ended, then runs too.
+func TestOrgConcurrency(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		m := &hookModel{Script: llmtest.NewScript(turn(llmtest.Text("one")), turn(llmtest.Text("two")))}
+		b := setup(t, st, m, nil)
+		m.hook = func(ctx context.Context, _ int) {
+			ds, err := st.DreamList(ctx, b.org.ID, teammem.DreamFilter{Statuses: []teammem.DreamStatus{teammem.DreamRunning}})
+			if err != nil || len(ds) != 1 {
+				t.Errorf("%d dreams of the org run at once: %v", len(ds), err)
+			}
+		}
+		input := b.inputStore(small)
+		first, second := b.dream(input, teammem.DreamCreateNew), b.dream(input, teammem.DreamCreateNew)
+		for _, id := range []string{first.ID, second.ID} {
+			if d := b.waitReleased(id); d.Status != teammem.DreamCompleted {
+				t.Fatalf("%s: %s %s", id, d.Status, d.ErrorMessage)
+			}
+		}
+		if m.calls.Load() != 2 {
+			t.Fatalf("%d model calls", m.calls.Load())
+		}
+	})
+}
