@@ -22,14 +22,15 @@ import (
 	"time"
 
 	"github.com/teammem/teammem/internal/llm"
+	"github.com/teammem/teammem/internal/teammem"
 )
 
 // The error types of failed dreams (see the package doc).
 const (
-	ErrorTimeout     = "timeout"
+	ErrorTimeout     = teammem.DreamErrorTimeout
 	ErrorTokenBudget = "token_budget_exceeded"
 	ErrorModel       = "model_error"
-	ErrorInternal    = "internal_error"
+	ErrorInternal    = teammem.DreamErrorInternal
 )
 
 // Defaults of Config's zero fields.
