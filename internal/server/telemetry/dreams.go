@@ -22,6 +22,12 @@ type DreamMetrics struct {
 // DreamTokenKinds are the values of Tokens' kind label.
 var DreamTokenKinds = []string{"input", "output", "cache_creation", "cache_read"}
 
+// dreamEnds are the (status, error_type) pairs a dream ends with
+// (internal/server/dreamworker documents the error types): their series
+// start at 0, so the dashboard shows 0 before the first dream ends.
+var dreamEnds = [][2]string{{"completed", ""}, {"canceled", ""}, {"failed", "timeout"},
+	{"failed", "token_budget_exceeded"}, {"failed", "model_error"}, {"failed", "internal_error"}}
+
 // newDreamMetrics creates the dream metrics on r.
 func newDreamMetrics(r *prometheus.Registry) *DreamMetrics {
 	d := &DreamMetrics{
@@ -45,6 +51,10 @@ func newDreamMetrics(r *prometheus.Registry) *DreamMetrics {
 	r.MustRegister(d.Created, d.Finished, d.Duration, d.Tokens, d.Running)
 	for _, k := range DreamTokenKinds {
 		d.Tokens.WithLabelValues(k)
+	}
+	for _, e := range dreamEnds {
+		d.Finished.WithLabelValues(e[0], e[1])
+		d.Duration.WithLabelValues(e[0])
 	}
 	return d
 }
