@@ -34,11 +34,11 @@ func rejectsPoison(call WriteCall, l Limits) bool {
 func WriteHeld(call WriteCall, l Limits) bool { return holdReason(call, l) != "" }
 
 // holdReason says why the call may have to wait for review, "" when it
-// applies directly: admins' writes, moderation, restores, approvals and
-// personal writes always do.
+// applies directly: admins' writes, moderation, restores, approvals,
+// dreams' output stores and personal writes always do.
 func holdReason(call WriteCall, l Limits) string {
 	p := call.Principal
-	if call.Scope != ScopeTeam || call.Approve != nil || call.Moderate || call.Request.Restore || p.User.Role.AtLeast(RoleAdmin) {
+	if call.Scope != ScopeTeam || call.Approve != nil || call.Moderate || call.Request.Restore || call.DreamOutput || p.User.Role.AtLeast(RoleAdmin) {
 		return ""
 	}
 	if p.Org.Settings.TeamWritesFor(call.Repo) == TeamWritesReview {

@@ -31,7 +31,7 @@ func (e *execution) prepare(ctx context.Context) (tree consolidate.Tree, buffer 
 		buffer = consolidate.NewMemTree(files)
 		return buffer, buffer, nil
 	}
-	return &storeTree{st: e.w.store, w: e.w.writer, p: e.p, store: out}, nil, nil
+	return &storeTree{st: e.w.store, w: e.w.writer, p: e.p, store: out, output: e.d.Behavior == teammem.DreamCreateNew}, nil, nil
 }
 
 // held reports whether the creator's writes to the input would be held
@@ -74,7 +74,7 @@ func (e *execution) createOutput(ctx context.Context) (teammem.MemoryStore, erro
 	for _, en := range e.entries {
 		req.Upserts = append(req.Upserts, teammem.Upsert{Key: en.Key, Content: en.Content})
 	}
-	if _, err := write(ctx, e.w.writer, e.p, out, req); err != nil {
+	if _, err := write(ctx, e.w.writer, e.p, out, true, req); err != nil {
 		return out, fmt.Errorf("copy the input into the output store: %w", err)
 	}
 	return out, nil

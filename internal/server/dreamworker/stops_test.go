@@ -122,7 +122,8 @@ func TestRefusedWrites(t *testing.T) {
 // difference; the store itself is untouched.
 func TestReviewHoldsOneProposal(t *testing.T) {
 	forDrivers(t, func(t *testing.T, st teammem.Store) {
-		b := setup(t, st, llmtest.NewScript(consolidation()...), nil)
+		script := llmtest.NewScript(consolidation()...)
+		b := setup(t, st, script, nil)
 		input := b.inputStore(before)
 		settings := b.org.Settings
 		settings.TeamWrites = teammem.TeamWritesReview
@@ -143,6 +144,17 @@ func TestReviewHoldsOneProposal(t *testing.T) {
 		req := ps[0].Request()
 		if len(req.Upserts) != 3 || len(req.Deletes) != 1 || req.Deletes[0].Key != "team/deploying.md" {
 			t.Fatalf("proposal %+v", req)
+		}
+
+		// create_new under the same policy: the output store is a proposal
+		// itself, so its writes are not held (its Apply will be).
+		script.Add(consolidation()...)
+		c := b.waitReleased(b.dream(input, teammem.DreamCreateNew).ID)
+		if c.Status != teammem.DreamCompleted {
+			t.Fatalf("create_new under review: %s %s %s", c.Status, c.ErrorType, c.ErrorMessage)
+		}
+		if got := b.files(c.OutputSpaceID); !maps.Equal(got, after) {
+			t.Fatalf("create_new output under review: %v", got)
 		}
 	})
 }

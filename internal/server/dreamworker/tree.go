@@ -26,6 +26,8 @@ type storeTree struct {
 	w     Writer
 	p     teammem.Principal
 	store teammem.MemoryStore
+	// output marks a create_new dream's own output store (WriteCall.DreamOutput).
+	output bool
 }
 
 var _ consolidate.Tree = (*storeTree)(nil)
@@ -70,17 +72,18 @@ func (t *storeTree) Delete(ctx context.Context, path string) error {
 // review (the store's policy changed under a direct run) or one whose
 // secrets were skipped is a refusal too: nothing the model meant landed.
 func (t *storeTree) commit(ctx context.Context, req teammem.WriteRequest) error {
-	_, err := write(ctx, t.w, t.p, t.store, req)
+	_, err := write(ctx, t.w, t.p, t.store, t.output, req)
 	return err
 }
 
 // write commits req to store through w as p, with the rules of the
-// memory stores dialect (explicit writes, secrets refused whole), and
+// memory stores dialect (explicit writes, secrets refused whole; output:
+// store is a create_new dream's output), and
 // turns a held or secret-skipping outcome into an error.
-func write(ctx context.Context, w Writer, p teammem.Principal, store teammem.MemoryStore, req teammem.WriteRequest) (teammem.WriteResult, error) {
+func write(ctx context.Context, w Writer, p teammem.Principal, store teammem.MemoryStore, output bool, req teammem.WriteRequest) (teammem.WriteResult, error) {
 	req.Explicit, req.RefuseSecrets = true, true
 	res, err := w.WriteDream(ctx, teammem.WriteCall{Principal: p, Repo: store.Repo.Slug, Scope: store.Space.Scope,
-		ClientID: "teammem-dream", Store: &store, Request: req})
+		ClientID: "teammem-dream", Store: &store, Request: req, DreamOutput: output})
 	switch {
 	case err != nil:
 		return res, fmt.Errorf("refused: %s", teammem.ErrorMessage(err))
