@@ -57,6 +57,8 @@ type Config struct {
 	// DreamWindow is the UTC window nightly dreams start in, "HH:MM-HH:MM"
 	// (TEAMMEM_DREAM_WINDOW, jobs.ParseWindow).
 	DreamWindow string
+	// Dream is the dreams' model and limits (dreams.go).
+	Dream DreamConfig
 }
 
 // envVars lists every environment variable the server reads; a test checks
@@ -68,7 +70,7 @@ var envVars = append([]string{
 	"TEAMMEM_BOOTSTRAP_KEY", "TEAMMEM_ADMIN_KEY", "TEAMMEM_LOG_FORMAT", "TEAMMEM_LOG_LEVEL", "TEAMMEM_SHUTDOWN_TIMEOUT",
 	"TEAMMEM_PUBLIC_URL", "TEAMMEM_TRUSTED_PROXIES", "TEAMMEM_DREAM_WORKERS",
 	"TEAMMEM_DREAM_WINDOW",
-}, limitsEnv...)
+}, append(limitsEnv, dreamEnv...)...)
 
 // maxDreamWorkers caps TEAMMEM_DREAM_WORKERS: each dream holds a model
 // conversation and a store's worth of reads.
@@ -99,6 +101,7 @@ func defaultConfig() Config {
 		ShutdownTimeout:    15 * time.Second,
 		DreamWorkers:       jobs.DefaultDreamWorkers,
 		DreamWindow:        jobs.DefaultDreamWindow,
+		Dream:              defaultDreamConfig(),
 
 		HistoryRetentionDays: teammem.DefaultServerDefaults.HistoryRetentionDays,
 		HistoryMaxVersions:   teammem.DefaultServerDefaults.HistoryMaxVersions,
@@ -138,6 +141,7 @@ func (c *Config) loadEnv(getenv func(string) string) error {
 	e.str("TEAMMEM_TRUSTED_PROXIES", &c.TrustedProxies)
 	e.integer("TEAMMEM_DREAM_WORKERS", &c.DreamWorkers)
 	e.str("TEAMMEM_DREAM_WINDOW", &c.DreamWindow)
+	c.Dream.loadEnv(e)
 	if len(e.errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(e.errs, "; "))
 	}
@@ -217,6 +221,7 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_ADMIN_KEY must be at least %d characters", teammem.MinKeyLength))
 	}
 	c.Limits.validate(c.DefaultMaxEntries, &errs)
+	c.Dream.validate(&errs)
 	if err := validPublicURL(c.PublicURL); err != nil {
 		errs = append(errs, fmt.Sprintf("TEAMMEM_PUBLIC_URL=%q: %v", redactURL(c.PublicURL), err))
 	}
@@ -290,7 +295,7 @@ func (c Config) String() string {
 	if c.MetricsToken != "" {
 		metricsToken = "***"
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s public_url=%s trusted_proxies=%s dream_workers=%d",
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s database=%s max_entries=%d max_entry_bytes=%d max_body_bytes=%d secret_policy=%s tombstone_retention=%s history_retention=%dd history_max_versions=%d %s bootstrap_key=%s admin_key=%s public_url=%s trusted_proxies=%s dream_workers=%d %s",
 		c.Addr, c.MetricsAddr, metricsToken, store.Redact(c.DatabaseURL), c.DefaultMaxEntries, c.MaxEntryBytes, c.MaxBodyBytes, c.SecretPolicy, c.TombstoneRetention,
-		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin, redactURL(c.PublicURL), c.TrustedProxies, c.DreamWorkers)
+		c.HistoryRetentionDays, c.HistoryMaxVersions, c.Limits, key, admin, redactURL(c.PublicURL), c.TrustedProxies, c.DreamWorkers, c.Dream)
 }

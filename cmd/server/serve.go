@@ -93,8 +93,18 @@ func (m *Main) Open(ctx context.Context) error {
 	// Validated with the rest of the configuration, so this cannot fail.
 	apiCfg.TrustedProxies, _ = parseTrustedProxies(m.Config.TrustedProxies)
 	m.Config.Limits.apply(&apiCfg)
+	dreams := m.Config.Dream.runner(m.Config.Limits.MaxStoresPerOrg)
+	if len(dreams.Models()) > 0 {
+		apiCfg.Dreams = dreams // else POST /v1/dreams says how to configure a model
+	}
 	m.api = httpapi.New(st, sc, apiCfg, m.Log, metrics)
-	if m.jobs, err = openJobs(ctx, st, m.api, m.Log, m.Config); err != nil {
+	if m.jobs, err = openJobs(ctx, st, m.api, apiCfg.Dreams, m.Log, m.Config); err != nil {
+		return err
+	}
+	// The reaper runs without a model too: a dream left running by a
+	// process that had one still has to end.
+	if err = registerDreams(ctx, m.jobs, st, dreams, m.api, metrics.Dreams, m.Log); err != nil {
+		m.jobs.Stop(ctx)
 		return err
 	}
 	// Both listeners are bound before either serves: a metrics address
@@ -210,9 +220,10 @@ func (m *Main) Close() error {
 	return m.store.Close()
 }
 
-// openJobs opens the job queue on st and registers the server's jobs: the
-// retention sweep at start and hourly, on the leader.
-func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, log *slog.Logger, c Config) (*jobs.Queue, error) {
+// openJobs opens the job queue on st and registers the server's periodic
+// jobs, on the leader: the retention sweep at start and hourly, the scrub
+// job, and with a model (runner not nil) the nightly team dreams.
+func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, runner httpapi.DreamRunner, log *slog.Logger, c Config) (*jobs.Queue, error) {
 	q, err := jobs.New(ctx, st, log, jobs.Config{DreamWorkers: c.DreamWorkers})
 	if err != nil {
 		return nil, err
@@ -225,8 +236,7 @@ func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, log *s
 		q.Stop(ctx)
 		return nil, err
 	}
-	// The dream worker's runner (phase B1) goes here in place of nil.
-	if err := addNightly(q, st, nil, c, log); err != nil {
+	if err := addNightly(q, st, runner, c, log); err != nil {
 		q.Stop(ctx)
 		return nil, err
 	}

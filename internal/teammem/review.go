@@ -27,12 +27,18 @@ func rejectsPoison(call WriteCall, l Limits) bool {
 	return call.Scope == ScopeTeam && l.Poisoning == PoisoningReject && !call.Request.Restore && call.Approve == nil
 }
 
+// WriteHeld reports whether the Writer would hold call for review rather
+// than apply it (team_writes: review, or poisoning: review when the checks
+// find something), by the org limits l: a dream worker that must submit
+// its run as one proposal asks before it writes.
+func WriteHeld(call WriteCall, l Limits) bool { return holdReason(call, l) != "" }
+
 // holdReason says why the call may have to wait for review, "" when it
-// applies directly: admins' writes, moderation, restores, approvals and
-// personal writes always do.
+// applies directly: admins' writes, moderation, restores, approvals,
+// dreams' output stores and personal writes always do.
 func holdReason(call WriteCall, l Limits) string {
 	p := call.Principal
-	if call.Scope != ScopeTeam || call.Approve != nil || call.Moderate || call.Request.Restore || p.User.Role.AtLeast(RoleAdmin) {
+	if call.Scope != ScopeTeam || call.Approve != nil || call.Moderate || call.Request.Restore || call.DreamOutput || p.User.Role.AtLeast(RoleAdmin) {
 		return ""
 	}
 	if p.Org.Settings.TeamWritesFor(call.Repo) == TeamWritesReview {

@@ -43,6 +43,11 @@ type WriteCall struct {
 	// SessionID is the Claude Code session the write came from, when the
 	// client said (X-Claude-Code-Session-Id); recorded with each version.
 	SessionID string
+	// DreamOutput marks a write of a dream to its create_new output store:
+	// that store is a proposal itself until someone applies it (and the
+	// apply's write is reviewed as any other), so review does not hold
+	// it; secret and poisoning checks still refuse what they refuse.
+	DreamOutput bool
 	// Approve, when set, is the pending proposal this write applies (its
 	// Request, with its bases): an admin's approval. The versions name
 	// the proposal's author; review and poisoning: reject do not apply.

@@ -16,10 +16,6 @@ import (
 // the dream's start as preconditions) and Discard (its output store
 // archived).
 
-// apiDream is the dialect label of a dream's writes (versions, metrics,
-// audit).
-const apiDream = "dream"
-
 // dreamDiff serves GET /v1/dreams/{dream_id}/diff: the output against the
 // input as it is now, unchanged memories left out.
 func (s *Server) dreamDiff(w http.ResponseWriter, r *http.Request) error {

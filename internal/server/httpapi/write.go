@@ -55,13 +55,20 @@ func sessionID(r *http.Request) string {
 // the memory store cache after. The Writer finds the space itself, through
 // the store's head cache, and keeps that cache true.
 func (s *Server) write(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
-	res, err := teammem.WriteResult{}, s.limiter.allowWrite(call.Principal, s.now())
-	if err == nil {
-		if c := reqContextOf(ctx); c != nil {
-			call.Timing = &c.timing
-		}
-		res, err = s.writer.Write(ctx, call)
+	if err := s.limiter.allowWrite(call.Principal, s.now()); err != nil {
+		s.recordWrite(ctx, call.Principal, call.API, call.Repo, teammem.WriteResult{}, err)
+		return teammem.WriteResult{}, err
 	}
+	if c := reqContextOf(ctx); c != nil {
+		call.Timing = &c.timing
+	}
+	return s.commit(ctx, call)
+}
+
+// commit is write after the rate limit: the Writer, then the metrics and
+// audit of the outcome and the memory store cache.
+func (s *Server) commit(ctx context.Context, call teammem.WriteCall) (teammem.WriteResult, error) {
+	res, err := s.writer.Write(ctx, call)
 	s.recordWrite(ctx, call.Principal, call.API, call.Repo, res, err)
 	switch code := teammem.ErrorCode(err); {
 	case code == teammem.EUnavailable || code == teammem.EInternal:

@@ -13,8 +13,8 @@ import (
 var (
 	// apiLabels are the api label values: the Claude Code route, /v1 and
 	// the two memory store dialects (Anthropic's public API, Claude Code's
-	// memory service).
-	apiLabels = []string{"claude_code", "v1", "memory_stores", "claude_code_memory"}
+	// memory service), and the server's dreams' own writes.
+	apiLabels = []string{"claude_code", "v1", "memory_stores", "claude_code_memory", "dream"}
 	// pullOutcomeLabels are the outcomes of teammem_pulls_total.
 	pullOutcomeLabels = []string{"ok", "not_modified", "empty", "error"}
 	// pushOutcomeLabels are the outcomes of teammem_pushes_total.
