@@ -24,7 +24,8 @@ import (
 // dreamEnv configures the server's model as the fake at base.
 func dreamEnv(base string, more ...string) []string {
 	return append([]string{"TEAMMEM_LLM_PROVIDER=anthropic", "TEAMMEM_LLM_MODEL=claude-fake", "TEAMMEM_LLM_BASE_URL=" + base,
-		"ANTHROPIC_API_KEY=fake-key", "TEAMMEM_LLM_MAX_RETRIES=0", "TEAMMEM_DREAM_HEARTBEAT=100ms"}, more...)
+		"ANTHROPIC_API_KEY=fake-key", "TEAMMEM_LLM_MAX_RETRIES=0", "TEAMMEM_DREAM_HEARTBEAT=100ms",
+		"TEAMMEM_DREAM_STALE_AFTER=30s"}, more...) // a loaded machine may delay a live heartbeat
 }
 
 // sdk is the official Go SDK on s with the bootstrap key.

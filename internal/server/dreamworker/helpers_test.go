@@ -83,7 +83,10 @@ func setup(t *testing.T, st teammem.Store, model llm.Model, mutate func(*dreamwo
 	b := &bundle{t: t, st: st, org: org, user: user, key: key, metrics: telemetry.New()}
 	b.api = httpapi.New(st, secretscan.NewOrgScanner(sc), httpapi.Config{Defaults: teammem.DefaultServerDefaults}, nil, b.metrics)
 	cfg := dreamworker.Config{Models: []string{"m1"}, NewModel: func(string) (llm.Model, error) { return model, nil },
-		Heartbeat: 50 * time.Millisecond, Snooze: 50 * time.Millisecond}
+		Heartbeat: 50 * time.Millisecond, Snooze: 50 * time.Millisecond,
+		// The periodic reaper must not fail a live dream whose heartbeat a
+		// loaded machine delayed; TestReap calls Reap itself.
+		StaleAfter: time.Minute}
 	if mutate != nil {
 		mutate(&cfg)
 	}
