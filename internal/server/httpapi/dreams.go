@@ -32,6 +32,9 @@ func (s *Server) createDream(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkDreamModel(spec.Model); err != nil {
 		return err
 	}
+	if err := teammem.DreamInstructionsCheck(s.writer.Scanner, principal(r).Org, spec.Instructions); err != nil {
+		return err
+	}
 	sr, err := s.resolveStoreID(r, teammem.StoreIDPrefix+spec.InputStoreUID, spec.Behavior == teammem.DreamUpdateExisting)
 	if err != nil {
 		return err
