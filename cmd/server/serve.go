@@ -236,7 +236,7 @@ func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, runner
 		q.Stop(ctx)
 		return nil, err
 	}
-	if err := addNightly(q, st, runner, c, log); err != nil {
+	if err := addNightly(q, st, api, runner, c, log); err != nil {
 		q.Stop(ctx)
 		return nil, err
 	}
@@ -244,9 +244,10 @@ func openJobs(ctx context.Context, st teammem.Store, api *httpapi.Server, runner
 }
 
 // addNightly registers the nightly team dreams on q, run by runner with
-// its first allowed model. A nil runner (a server without a model) leaves
-// them out: the dreams API answers that no model is configured.
-func addNightly(q *jobs.Queue, st teammem.Store, runner httpapi.DreamRunner, c Config, log *slog.Logger) error {
+// its first allowed model and counted in api's dream metrics. A nil runner
+// (a server without a model) leaves them out: the dreams API answers that
+// no model is configured.
+func addNightly(q *jobs.Queue, st teammem.Store, api *httpapi.Server, runner httpapi.DreamRunner, c Config, log *slog.Logger) error {
 	if runner == nil {
 		return nil
 	}
@@ -254,5 +255,6 @@ func addNightly(q *jobs.Queue, st teammem.Store, runner httpapi.DreamRunner, c C
 	if err != nil {
 		return fmt.Errorf("TEAMMEM_DREAM_WINDOW: %w", err)
 	}
-	return jobs.AddNightly(q, jobs.NewNightly(jobs.NightlyConfig{Store: st, Enqueuer: runner, Models: runner.Models(), Window: w, Log: log}))
+	return jobs.AddNightly(q, jobs.NewNightly(jobs.NightlyConfig{Store: st, Enqueuer: runner, Models: runner.Models(), Window: w,
+		Created: api.DreamCreated, Log: log}))
 }

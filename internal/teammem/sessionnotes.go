@@ -34,21 +34,29 @@ func SessionNotesCheck(sc SecretScanner, org Org, content string) error {
 	case sc == nil:
 		return nil
 	}
+	rules, err := secretRules(sc, org, "session-notes.md", content, "the notes")
+	if err != nil || len(rules) == 0 {
+		return err
+	}
+	return Errorf(ESecretDetected, "the notes contain what looks like a secret (rules: %s); nothing was stored", strings.Join(rules, ", ")).
+		WithReason(ReasonSecretDetected).WithDetails(map[string]any{"rule_ids": rules})
+}
+
+// secretRules returns the sorted, distinct ids of the rules sc finds in
+// content (scanned as the file name) for org; EUnavailable, naming what,
+// when the scanner cannot tell.
+func secretRules(sc SecretScanner, org Org, name, content, what string) ([]string, error) {
 	var rules []string
-	for _, f := range sc.ScanEntry(org, "session-notes.md", content) {
+	for _, f := range sc.ScanEntry(org, name, content) {
 		if f.RuleID == RuleScannerUnavailable {
-			return Errorf(EUnavailable, "the secret scanner is unavailable, so the notes cannot be checked")
+			return nil, Errorf(EUnavailable, "the secret scanner is unavailable, so %s cannot be checked", what)
 		}
 		if !slices.Contains(rules, f.RuleID) {
 			rules = append(rules, f.RuleID)
 		}
 	}
-	if len(rules) == 0 {
-		return nil
-	}
 	slices.Sort(rules)
-	return Errorf(ESecretDetected, "the notes contain what looks like a secret (rules: %s); nothing was stored", strings.Join(rules, ", ")).
-		WithReason(ReasonSecretDetected).WithDetails(map[string]any{"rule_ids": rules})
+	return rules, nil
 }
 
 // SessionMaterial returns, as text for a model, what the session id (a

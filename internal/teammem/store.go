@@ -138,8 +138,10 @@ type Store interface {
 	VersionsPurge(ctx context.Context, orgID int64, p VersionsPurgeParams) (VersionsPurged, error)
 	// SpaceVersionsPurge deletes every recorded version of a space, in
 	// batches as VersionsPurge does, and the content of every proposal of
-	// the space (EraseProposal for every key), then has the bytes removed
-	// as VersionRedact does; the space's entries and tombstones stay. It
+	// the space (EraseProposal for every key) and its session notes (for a
+	// personal space, also every session note its owner uploaded: the
+	// owner's erasure of their history), then has the bytes removed as
+	// VersionRedact does; the space's entries and tombstones stay. It
 	// returns how many versions it deleted (0 for a space of another org).
 	SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error)
 	// HistoryScrub makes what purges and redactions deleted unrecoverable

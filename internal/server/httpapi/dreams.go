@@ -32,6 +32,9 @@ func (s *Server) createDream(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkDreamModel(spec.Model); err != nil {
 		return err
 	}
+	if err := teammem.DreamInstructionsCheck(s.writer.Scanner, principal(r).Org, spec.Instructions); err != nil {
+		return err
+	}
 	sr, err := s.resolveStoreID(r, teammem.StoreIDPrefix+spec.InputStoreUID, spec.Behavior == teammem.DreamUpdateExisting)
 	if err != nil {
 		return err
@@ -58,7 +61,7 @@ func (s *Server) createDream(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.metrics.Dreams.Created.WithLabelValues(sr.p.Org.Slug).Inc()
+	s.DreamCreated(sr.p.Org)
 	s.audit(r.Context(), sr.p, "dream.created", sr.store.Repo.Slug, d.ID, map[string]any{"api": "dream",
 		"input": d.InputStoreID(), "output_behavior": d.Behavior, "model": d.Model, "sessions": len(d.SessionIDs)})
 	if err := s.cfg.Dreams.Enqueue(r.Context(), d); err != nil {
@@ -68,6 +71,13 @@ func (s *Server) createDream(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, dreamOf(d))
 	return nil
+}
+
+// DreamCreated counts a dream created in org in
+// teammem_dreams_created_total: the API's creates, and the nightly dreams
+// the job queue creates (jobs.NightlyConfig.Created).
+func (s *Server) DreamCreated(org teammem.Org) {
+	s.metrics.Dreams.Created.WithLabelValues(org.Slug).Inc()
 }
 
 // checkDreamModel refuses a model the operator did not allow, or any model

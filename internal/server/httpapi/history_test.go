@@ -105,6 +105,12 @@ func TestV1DeleteSpacePurgesHistory(t *testing.T) {
 		e.do("PUT", team+"/entries/a.md", member, "one").want(t, 200)
 		e.do("PUT", team+"/entries/a.md", member, "two").want(t, 200)
 		e.do("PUT", team+"/entries/b.md", member, "b").want(t, 200)
+		notes := "/v1/sessions/" + sesn(ccNotes)
+		putNotes := func() {
+			e.do("PUT", notes+"/notes", member, map[string]string{"repo": "acme/widgets", "content": "we chose sqlite\n"}).want(t, 200)
+			e.do("GET", notes, admin, nil).want(t, 200)
+		}
+		putNotes()
 		e.do("DELETE", team+"?purge=history", member, nil).want(t, 403)
 		e.do("DELETE", team+"?purge=all", admin, nil).want(t, 400)
 		d := e.do("DELETE", team+"?purge=history", admin, nil).want(t, 200).JSON(t)
@@ -114,6 +120,9 @@ func TestV1DeleteSpacePurgesHistory(t *testing.T) {
 		if h := e.historyOf(t, team+"/entries/a.md", member); h != nil {
 			t.Fatalf("history after the purge = %v", h)
 		}
+		// The session notes uploaded for the space went with its history.
+		e.do("GET", notes, admin, nil).want(t, 404)
+		putNotes()
 		// The tombstone still keeps a stale copy out.
 		r := e.do("POST", team+"/batch", member, map[string]any{"upserts": []map[string]any{{"key": "b.md", "content": "b"}}}).want(t, 200).JSON(t)
 		if len(r["skippedTombstoned"].([]any)) != 1 {
@@ -139,6 +148,8 @@ func TestV1DeleteSpacePurgesHistory(t *testing.T) {
 		if h := e.historyOf(t, "/v1/repos/acme/widgets/personal/entries/p.md", member); h != nil {
 			t.Fatalf("personal history after the purge = %v", h)
 		}
+		// The member's erasure of their history took the notes they uploaded.
+		e.do("GET", notes, admin, nil).want(t, 404)
 	})
 }
 

@@ -34,8 +34,13 @@ type NightlyConfig struct {
 	// dreams'. None: the job does nothing (and says so once).
 	Models []string
 	Window Window
-	Now    func() time.Time // nil: time.Now
-	Log    *slog.Logger
+	// Created, when not nil, is told of each dream the job created (not of
+	// one another run or replica created first), so that nightly dreams
+	// count in teammem_dreams_created_total as the API's creates do:
+	// cmd/server passes the metric's increment.
+	Created func(org teammem.Org)
+	Now     func() time.Time // nil: time.Now
+	Log     *slog.Logger
 }
 
 // Nightly creates the nightly dreams of team stores whose repo's team_dream

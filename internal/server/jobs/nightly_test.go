@@ -11,10 +11,25 @@ import (
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// enqueued records the dreams handed to it.
+// enqueued records the dreams handed to it, and how many creations were
+// counted per org (NightlyConfig.Created).
 type enqueued struct {
-	mu sync.Mutex
-	ds []teammem.Dream
+	mu      sync.Mutex
+	ds      []teammem.Dream
+	created map[string]int
+}
+
+func (e *enqueued) count(org teammem.Org) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.created[org.Slug]++
+}
+
+// counted returns how many creations of org were counted.
+func (e *enqueued) counted(slug string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.created[slug]
 }
 
 func (e *enqueued) Enqueue(_ context.Context, d teammem.Dream) error {
@@ -38,7 +53,7 @@ type nightlyEnv struct {
 func newNightlyEnv(t *testing.T, dsn string) *nightlyEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &nightlyEnv{st: mustStore(t, dsn), enq: &enqueued{}}
+	e := &nightlyEnv{st: mustStore(t, dsn), enq: &enqueued{created: map[string]int{}}}
 	e.win, _ = jobs.ParseWindow("02:00-05:00")
 	var err error
 	set := teammem.OrgSettings{TeamDream: teammem.TeamDreamNightly, TeamDreamMinWrites: 3,
@@ -85,7 +100,8 @@ func (e *nightlyEnv) writes(t *testing.T, repo string, n int) teammem.Space {
 }
 
 func (e *nightlyEnv) nightly(models ...string) *jobs.Nightly {
-	return jobs.NewNightly(jobs.NightlyConfig{Store: e.st, Enqueuer: e.enq, Models: models, Window: e.win, Now: func() time.Time { return e.now }})
+	return jobs.NewNightly(jobs.NightlyConfig{Store: e.st, Enqueuer: e.enq, Models: models, Window: e.win, Created: e.enq.count,
+		Now: func() time.Time { return e.now }})
 }
 
 // run runs a nightly pass at now and returns the org's dreams, newest first.
@@ -135,15 +151,15 @@ func TestNightlyGates(t *testing.T) {
 				d.Behavior != teammem.DreamCreateNew || d.Status != teammem.DreamPending || d.CreatorUserID != e.owner.ID {
 				t.Fatalf("the nightly dream: %+v", d)
 			}
-			if len(e.enq.ds) != 1 || e.enq.ds[0].ID != d.ID {
-				t.Fatalf("enqueued %+v", e.enq.ds)
+			if len(e.enq.ds) != 1 || e.enq.ds[0].ID != d.ID || e.enq.counted("acme") != 1 {
+				t.Fatalf("enqueued %+v, counted %d", e.enq.ds, e.enq.counted("acme"))
 			}
 			evs, err := e.st.AuditList(ctx, e.org.ID, teammem.AuditFilter{Action: "dream.created"})
 			if err != nil || len(evs) != 1 || evs[0].Target != d.ID || evs[0].Details["api"] != "dream" || evs[0].Details["nightly"] != true || evs[0].Repo != "acme/app" {
 				t.Fatalf("audit: %+v, %v", evs, err)
 			}
-			if ds := e.run(t, n, day.Add(7*time.Hour)); len(ds) != 1 {
-				t.Fatalf("a second run that night: %d dreams", len(ds))
+			if ds := e.run(t, n, day.Add(7*time.Hour)); len(ds) != 1 || e.enq.counted("acme") != 1 {
+				t.Fatalf("a second run that night: %d dreams, %d counted", len(ds), e.enq.counted("acme"))
 			}
 			if _, err := e.st.DreamCancel(ctx, e.org.ID, d.ID, day.Add(7*time.Hour)); err != nil {
 				t.Fatal(err)
@@ -158,6 +174,9 @@ func TestNightlyGates(t *testing.T) {
 			ds = e.run(t, n, later)
 			if len(ds) != 3 || ds[0].InputSpaceID == ds[1].InputSpaceID {
 				t.Fatalf("the next night, a day after: %d dreams, want acme/app's second and acme/few's first: %+v", len(ds), ds)
+			}
+			if got := e.enq.counted("acme"); got != 3 {
+				t.Fatalf("%d creations counted, want the 3 dreams", got)
 			}
 		})
 	}
@@ -189,8 +208,8 @@ func TestNightlyOncePerNight(t *testing.T) {
 			if err != nil || len(ds) != 1 {
 				t.Fatalf("after six racing runs: %d dreams (%v), want 1", len(ds), err)
 			}
-			if len(e.enq.ds) != 1 {
-				t.Fatalf("enqueued %d times, want once", len(e.enq.ds))
+			if len(e.enq.ds) != 1 || e.enq.counted("acme") != 1 {
+				t.Fatalf("enqueued %d times, counted %d, want once", len(e.enq.ds), e.enq.counted("acme"))
 			}
 		})
 	}

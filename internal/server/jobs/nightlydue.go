@@ -78,6 +78,9 @@ func (n *Nightly) create(ctx context.Context, org teammem.Org, r teammem.RepoSum
 			"output_behavior": string(d.Behavior), "model": d.Model, "sessions": 0}}); err != nil {
 		n.cfg.Log.ErrorContext(ctx, "audit append failed", "action", "dream.created", "error", err.Error())
 	}
+	if n.cfg.Created != nil {
+		n.cfg.Created(org)
+	}
 	n.cfg.Log.InfoContext(ctx, "nightly dream created", "org", org.Slug, "repo", r.Slug, "dream", d.ID)
 	if err := n.cfg.Enqueuer.Enqueue(ctx, d); err != nil {
 		// The row is the truth: the runner's scan of pending dreams

@@ -88,3 +88,35 @@ func testPurgeErasesProposals(t *testing.T, b *bundle) {
 	must[int](t)(b.store.SpaceVersionsPurge(b.ctx, b.org.ID, f.sp.ID))
 	b.wantErased(t, []teammem.Proposal{f.approved, f.rejected, f.pending, f.otherContent}, []teammem.Proposal{f.otherRepo})
 }
+
+// testPurgeErasesSessionNotes: purging a team space's history deletes the
+// session notes uploaded for it and no other space's; purging a user's
+// personal space deletes every note that user uploaded, and nobody else's.
+func testPurgeErasesSessionNotes(t *testing.T, b *bundle) {
+	team, other := b.space(t, "acme/notes"), b.space(t, "acme/other")
+	repo := must[teammem.Repo](t)(b.store.RepoGet(b.ctx, b.org.ID, "acme/notes"))
+	mine := must[teammem.Space](t)(b.store.SpaceEnsure(b.ctx, b.org.ID, teammem.SpaceRef{RepoID: repo.ID, Scope: teammem.ScopePersonal, UserID: b.member.ID}))
+	put := func(session string, sp teammem.Space, uploader int64) {
+		must[teammem.SessionNotes](t)(b.store.SessionNotesPut(b.ctx, b.org.ID, teammem.SessionNotesPutParams{
+			ClaudeCodeSessionID: session, SpaceID: sp.ID, UploaderID: uploader, Content: erasedContent}))
+	}
+	put(sessA, team, b.owner.ID)
+	put(sessB, other, b.member.ID)
+	put(sessC, other, b.owner.ID)
+	count := func(session string) int {
+		return len(must[[]teammem.SessionNotes](t)(b.store.SessionNotesList(b.ctx, b.org.ID, session)))
+	}
+	must[int](t)(b.store.SpaceVersionsPurge(b.ctx, b.org.ID, team.ID))
+	if a, bb, c := count(sessA), count(sessB), count(sessC); a != 0 || bb != 1 || c != 1 {
+		t.Fatalf("after the team purge: notes of A %d (want 0), B %d, C %d (want 1 each)", a, bb, c)
+	}
+	must[int](t)(b.store.SpaceVersionsPurge(b.ctx, b.org.ID, mine.ID))
+	if bb, c := count(sessB), count(sessC); bb != 0 || c != 1 {
+		t.Fatalf("after the member's personal purge: their notes B %d (want 0), the owner's C %d (want 1)", bb, c)
+	}
+	// Another org's purge of a space id it does not own erases nothing.
+	must[int](t)(b.store.SpaceVersionsPurge(b.ctx, 999999, other.ID))
+	if c := count(sessC); c != 1 {
+		t.Fatalf("another org's purge erased this org's notes: %d left", c)
+	}
+}

@@ -67,6 +67,7 @@ func Run(t *testing.T, open Opener) {
 		"ArchiveOrdersWrites": testArchiveOrdersWrites,
 		"RedactProposals":     testRedactErasesProposals,
 		"PurgeProposals":      testPurgeErasesProposals,
+		"PurgeSessionNotes":   testPurgeErasesSessionNotes,
 		"Dreams":              testDreams,
 		"DreamLifecycle":      testDreamLifecycle,
 		"DreamList":           testDreamList,

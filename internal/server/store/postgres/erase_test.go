@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,7 @@ func eraseDB(t *testing.T) (url string, db *postgres.DB, conn *pgx.Conn) {
 
 // TestErasedBytesLeaveTheTableFiles writes unique markers into entries
 // that are then overwritten (the old content stays behind as dead tuples
-// of entries), into history and into proposals, small ones in the heap and
+// of entries), into history, into proposals and into session notes, small ones in the heap and
 // large ones in TOAST; then redacts and purges, lets the store's follow-up
 // work finish, and searches the raw files of the database's tables, TOAST
 // tables and indexes: every marker is there before, none after.
@@ -197,6 +198,15 @@ func TestErasedBytesLeaveTheTableFiles(t *testing.T) {
 	propose("acme/purge", "p.md", purged, teammem.ProposalRejected)
 	pur = apply(pur, w("p.md", purged), w("q.md", purgedLarge))
 	pur = apply(pur, w("p.md", "clean\n"), w("q.md", "clean\n"))
+	// Session notes uploaded for the purged space, small and large.
+	for i, size := range []int{200, 40_000} {
+		m, notes := pgMarker(t, size)
+		markers = append(markers, m)
+		if _, err := db.SessionNotesPut(ctx, org.ID, teammem.SessionNotesPutParams{ClaudeCodeSessionID: fmt.Sprintf("0a1b2c3d-0000-4000-8000-00000000000%d", i),
+			SpaceID: pur.ID, UploaderID: user.ID, Content: notes}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	if got := filesHolding(t, conn, markers...); len(got) < len(markers) {
 		t.Fatalf("before the erasure only %v hold the markers: the search proves nothing", got)

@@ -148,8 +148,8 @@ func (db *DB) VersionsPurge(ctx context.Context, orgID int64, p teammem.Versions
 }
 
 // SpaceVersionsPurge deletes every version of a space, DefaultPurgeBatch
-// rows per transaction, and the content of every proposal of the space,
-// then asks for the rewrite of the tables.
+// rows per transaction, and the content of every proposal of the space
+// and its session notes, then asks for the rewrite of the tables.
 func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int, error) {
 	total := 0
 	for {
@@ -164,20 +164,37 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 	}
 	// The proposals' transaction comes after every batch's: its id is the
 	// one the rewrites wait past.
-	proposals, xid := 0, uint64(0)
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) (err error) {
-		if proposals, err = proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
+	var tables []string
+	xid := uint64(0)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		proposals, err := proposalsErase(ctx, tx, orgID, spaceID, teammem.ProposalErasure{})
+		if err != nil {
 			return err
 		}
-		xid, err = erasureRecord(ctx, tx, erasedTables(proposals)...)
+		tables = erasedTables(proposals)
+		tag, err := tx.Exec(ctx, sessionNotesEraseSQL, orgID, spaceID)
+		if err != nil {
+			return fmt.Errorf("erase session notes of space %d: %w", spaceID, interpret(err))
+		}
+		if tag.RowsAffected() > 0 {
+			tables = append(tables, tableSessionNotes)
+		}
+		xid, err = erasureRecord(ctx, tx, tables...)
 		return err
 	})
 	if err != nil {
 		return total, interpret(err)
 	}
-	db.scrubAfterErase(xid, erasedTables(proposals)...)
+	db.scrubAfterErase(xid, tables...)
 	return total, nil
 }
+
+// sessionNotesEraseSQL deletes the session notes a purge of a space's
+// history erases (teammem.Store.SpaceVersionsPurge): those uploaded for the
+// space and, when it is a personal space, every one its owner uploaded.
+// $1 org, $2 space.
+const sessionNotesEraseSQL = `DELETE FROM session_notes WHERE org_id = $1 AND (space_id = $2 OR uploader_id =
+	(SELECT user_id FROM spaces WHERE org_id = $1 AND id = $2 AND scope = 'personal'))`
 
 // versionGet reads one version with its content: EntryVersionGet's
 // statement, on a pool or in a transaction.

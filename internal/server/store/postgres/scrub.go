@@ -21,7 +21,8 @@ import (
 // writes the live rows into new files, TOAST table and indexes included,
 // and truncates the old ones. So every erasure asks the scrubber to rewrite
 // the tables that held the bytes: entries (an overwritten entry's old
-// content is a dead row of it), entry_versions and proposals.
+// content is a dead row of it), entry_versions, proposals and
+// session_notes.
 //
 // A rewrite holds an ACCESS EXCLUSIVE lock on its table for as long as it
 // copies the table, and every query on the table waits meanwhile; the
@@ -57,6 +58,9 @@ const (
 	tableEntries   = "entries"
 	tableVersions  = "entry_versions"
 	tableProposals = "proposals"
+	// tableSessionNotes holds the session notes a purge of a space's
+	// history deletes.
+	tableSessionNotes = "session_notes"
 )
 
 // erasedTables returns the tables an erasure of content left bytes in:

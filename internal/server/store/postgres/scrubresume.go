@@ -31,7 +31,7 @@ func (db *DB) ScrubsResume(ctx context.Context) error {
 			rows.Close()
 			return fmt.Errorf("list pending scrubs: %w", interpret(err))
 		}
-		if t == tableEntries || t == tableVersions || t == tableProposals { // a later version's table waits for it
+		if t == tableEntries || t == tableVersions || t == tableProposals || t == tableSessionNotes { // a later version's table waits for it
 			due[t] = uint64(xid)
 		}
 	}

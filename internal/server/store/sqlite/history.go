@@ -198,16 +198,23 @@ func (db *DB) SpaceVersionsPurge(ctx context.Context, orgID, spaceID int64) (int
 			break
 		}
 	}
-	if err := db.spaceProposalsErase(ctx, orgID, spaceID); err != nil {
+	if err := db.spaceContentErase(ctx, orgID, spaceID); err != nil {
 		return total, err
 	}
 	db.scrubAfterErase(ctx, orgID)
 	return total, nil
 }
 
-// spaceProposalsErase erases the content of every proposal of a space, in
-// one transaction.
-func (db *DB) spaceProposalsErase(ctx context.Context, orgID, spaceID int64) error {
+// sessionNotesEraseSQL deletes the session notes a purge of a space's
+// history erases (teammem.Store.SpaceVersionsPurge): those uploaded for the
+// space and, when it is a personal space, every one its owner uploaded.
+// ?1 org, ?2 space.
+const sessionNotesEraseSQL = `DELETE FROM session_notes WHERE org_id = ?1 AND (space_id = ?2 OR uploader_id =
+	(SELECT user_id FROM spaces WHERE org_id = ?1 AND id = ?2 AND scope = 'personal'))`
+
+// spaceContentErase erases the content of every proposal of a space and
+// its session notes, in one transaction.
+func (db *DB) spaceContentErase(ctx context.Context, orgID, spaceID int64) error {
 	tx, err := db.begin(ctx, orgID)
 	if err != nil {
 		return err
@@ -215,6 +222,9 @@ func (db *DB) spaceProposalsErase(ctx context.Context, orgID, spaceID int64) err
 	defer tx.Rollback()
 	if _, err := proposalsErase(ctx, tx.Tx, orgID, spaceID, teammem.ProposalErasure{}); err != nil {
 		return err
+	}
+	if _, err := tx.ExecContext(ctx, sessionNotesEraseSQL, orgID, spaceID); err != nil {
+		return fmt.Errorf("erase session notes of space %d: %w", spaceID, interpret(err))
 	}
 	if err := scrubRecord(ctx, tx.Tx); err != nil {
 		return err
