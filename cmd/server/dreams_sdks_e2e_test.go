@@ -2,13 +2,9 @@ package main_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +13,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/teammem/teammem/internal/testing/llmtest"
+	"github.com/teammem/teammem/internal/testing/tssdk"
 )
 
 // slowMarker is in the prompt of every dream of a store named "slow-…":
@@ -30,7 +27,7 @@ const slowMarker = "Memory store: slow-"
 // them to completed, cancels a dream whose model turn is in flight, lists
 // with filters and pages, archives, and meets the documented refusals.
 func TestDreamSDKsLive(t *testing.T) {
-	tsSDK, node := typeScriptSDK(t)
+	ts := tssdk.Find(t)
 	forEachDB(t, func(t *testing.T, dsn string) {
 		script := llmtest.NewScript()
 		for range 4 { // one turn for each dream that completes
@@ -45,15 +42,11 @@ func TestDreamSDKsLive(t *testing.T) {
 		goSDKLifecycle(t, c, model)
 
 		files := map[string]string{"a.md": "a fact\n"}
-		checks := runLiveTSScript(t, node, tsSDK, "TEAMMEM_URL="+s.URL, "TEAMMEM_KEY="+bootstrapKey, "TEAMMEM_MODEL_URL="+model.URL,
+		checks := ts.Run(t, filepath.Join("testdata", "tssdk", "dreams_live.mjs"), nil, "TEAMMEM_URL="+s.URL, "TEAMMEM_KEY="+bootstrapKey, "TEAMMEM_MODEL_URL="+model.URL,
 			"TEAMMEM_STORE="+mustStore(t, c, "ts notes", files), "TEAMMEM_TARGET="+mustStore(t, c, "ts target", files),
 			"TEAMMEM_SLOW="+mustStore(t, c, "slow-ts", files))
 		t.Logf("%d checks by the TypeScript SDK", len(checks))
-		for _, ck := range checks {
-			if !reflect.DeepEqual(ck.Got, ck.Want) {
-				t.Errorf("typescript %s: got %s, want %s", ck.Name, mustJSON(ck.Got), mustJSON(ck.Want))
-			}
-		}
+		tssdk.Assert(t, checks)
 		if n := script.Remaining(); n != 0 {
 			t.Errorf("%d scripted model turns left: a dream that should have completed never ran", n)
 		}
@@ -197,57 +190,4 @@ func pollUntil(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("waited in vain for %s", what)
 		}
 	}
-}
-
-// tsCheck is one observation of a TypeScript SDK script.
-type tsCheck struct {
-	Name string `json:"name"`
-	Got  any    `json:"got"`
-	Want any    `json:"want"`
-}
-
-// typeScriptSDK finds the SDK (TEAMMEM_TS_SDK) and node, skipping without
-// them (failing under CI, where scripts/test installs the SDK).
-func typeScriptSDK(t *testing.T) (sdk, node string) {
-	t.Helper()
-	sdk = os.Getenv("TEAMMEM_TS_SDK")
-	if sdk == "" {
-		if ci := os.Getenv("CI"); ci != "" && ci != "0" && !strings.EqualFold(ci, "false") && !strings.EqualFold(ci, "f") {
-			t.Fatal("TEAMMEM_TS_SDK is not set under CI; scripts/test installs @anthropic-ai/sdk 1.15.0 and sets it")
-		}
-		t.Skip("TypeScript SDK not installed: run scripts/test, which installs @anthropic-ai/sdk 1.15.0 and sets TEAMMEM_TS_SDK")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("TEAMMEM_TS_SDK is set but node is not on PATH: %v", err)
-	}
-	return sdk, node
-}
-
-// runLiveTSScript runs testdata/tssdk/dreams_live.mjs with env and decodes
-// the checks it prints.
-func runLiveTSScript(t *testing.T, node, sdk string, env ...string) []tsCheck {
-	t.Helper()
-	cmd := exec.CommandContext(t.Context(), node, filepath.Join("testdata", "tssdk", "dreams_live.mjs"))
-	// The SDK reads these; none may send the test's traffic elsewhere.
-	cmd.Env = append(append(os.Environ(), "TEAMMEM_TS_SDK="+sdk, "ANTHROPIC_BASE_URL=", "ANTHROPIC_API_KEY=", "ANTHROPIC_AUTH_TOKEN=",
-		"HTTP_PROXY=", "HTTPS_PROXY="), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node dreams_live.mjs: %v\n%s", err, stderr.Bytes())
-	}
-	var res struct {
-		Checks []tsCheck `json:"checks"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil || len(res.Checks) == 0 {
-		t.Fatalf("dreams_live.mjs printed no checks: %v\n%s\n%s", err, out, stderr.Bytes())
-	}
-	return res.Checks
-}
-
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }

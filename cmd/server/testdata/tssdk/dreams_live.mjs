@@ -10,33 +10,12 @@
 // fake model holds every turn of a dream of TEAMMEM_SLOW); TEAMMEM_MODEL_URL,
 // the fake model, whose GET /held?marker=slow-ts says how many such turns
 // it holds.
-import path from 'node:path';
+// TEAMMEM_TS_CHECKS names internal/testing/tssdk/checks.mjs, the shared helpers.
 import { pathToFileURL } from 'node:url';
 
-const sdk = await import(pathToFileURL(path.join(process.env.TEAMMEM_TS_SDK, 'index.mjs')).href);
-const Anthropic = sdk.default;
+const { caught, check, client, refusal, report } = await import(pathToFileURL(process.env.TEAMMEM_TS_CHECKS).href);
 const env = process.env;
-const checks = [];
-const c = new Anthropic({ apiKey: env.TEAMMEM_KEY, baseURL: env.TEAMMEM_URL, maxRetries: 0 });
-
-function check(name, got, want) {
-  checks.push({ name, got: got === undefined ? null : got, want });
-}
-
-async function caught(fn) {
-  try {
-    await fn();
-    return null;
-  } catch (err) {
-    return err;
-  }
-}
-
-// refusal is what the SDK made of an error: its class, status and envelope type.
-function refusal(err) {
-  if (!err) return null;
-  return { class: err.constructor.name, status: err.status ?? null, type: err.error?.error?.type ?? null };
-}
+const c = client(env.TEAMMEM_URL, env.TEAMMEM_KEY);
 
 // until polls fn until it returns a truthy value, for at most 30 s.
 async function until(what, fn) {
@@ -107,9 +86,4 @@ async function run() {
     { class: 'NotFoundError', status: 404, type: 'not_found_error' });
 }
 
-try {
-  await run();
-} catch (err) {
-  check('threw', String(err?.stack ?? err), null);
-}
-process.stdout.write(JSON.stringify({ checks }));
+await report(run);
