@@ -1,8 +1,10 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -130,15 +133,48 @@ func TestDreamE2E(t *testing.T) {
 	})
 }
 
-// stallingModel answers the first call from script and holds every later
-// one until the test ends: a model turn in flight when the server dies.
-func stallingModel(t *testing.T, script *llmtest.Script) (string, *atomic.Int32) {
+// fakeModel is the fake model behind a holding proxy: calls counts the
+// requests it saw, heldBodies are those it held.
+type fakeModel struct {
+	URL        string
+	calls      atomic.Int32
+	mu         sync.Mutex
+	heldBodies [][]byte
+}
+
+// heldWith reports how many held requests contained marker.
+func (m *fakeModel) heldWith(marker string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, b := range m.heldBodies {
+		if bytes.Contains(b, []byte(marker)) {
+			n++
+		}
+	}
+	return n
+}
+
+// holdingModel serves script, except that a request for which hold
+// (given its call number and body) reports true is held until its caller
+// gives up or the test ends, then answered 503: a model turn in flight.
+// GET /held?marker=X answers how many held requests contained X, for
+// scripts that wait for one.
+func holdingModel(t *testing.T, script *llmtest.Script, hold func(call int32, body []byte) bool) *fakeModel {
 	target, _ := url.Parse(llmtest.AnthropicServer(t, script))
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	calls := &atomic.Int32{}
+	m := &fakeModel{}
 	done := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) > 1 {
+		if r.Method == http.MethodGet && r.URL.Path == "/held" {
+			fmt.Fprint(w, m.heldWith(r.URL.Query().Get("marker")))
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if hold(m.calls.Add(1), body) {
+			m.mu.Lock()
+			m.heldBodies = append(m.heldBodies, body)
+			m.mu.Unlock()
 			select {
 			case <-r.Context().Done():
 			case <-done:
@@ -146,10 +182,19 @@ func stallingModel(t *testing.T, script *llmtest.Script) (string, *atomic.Int32)
 			http.Error(w, "gone", http.StatusServiceUnavailable)
 			return
 		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(func() { close(done); ts.Close() })
-	return ts.URL, calls
+	m.URL = ts.URL
+	return m
+}
+
+// stallingModel answers the first call from script and holds every later
+// one until the test ends: a model turn in flight when the server dies.
+func stallingModel(t *testing.T, script *llmtest.Script) (string, *atomic.Int32) {
+	m := holdingModel(t, script, func(call int32, _ []byte) bool { return call > 1 })
+	return m.URL, &m.calls
 }
 
 // TestDreamKill9: kill -9 of the server in the middle of a dream's model

@@ -1,11 +1,12 @@
 package httpapi_test
 
 import (
-	"reflect"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
+	"github.com/teammem/teammem/internal/testing/tssdk"
 )
 
 // TestDreamsTypeScriptSDK drives the Dreams API's non-running lifecycle
@@ -13,7 +14,7 @@ import (
 // drivers: create with both behaviours, retrieve, list with filters and
 // auto-paging, cancel, archive and every documented refusal.
 func TestDreamsTypeScriptSDK(t *testing.T) {
-	sdk, node := tsSDK(t)
+	sdk := tssdk.Find(t)
 	forDrivers(t, func(t *testing.T, st teammem.Store) {
 		e, _ := newDreamEnv(t, st)
 		ctx := t.Context()
@@ -43,12 +44,8 @@ func TestDreamsTypeScriptSDK(t *testing.T) {
 		}
 		other := MustOrg(t, st, "other", teammem.OrgSettings{})
 		_, strangerKey := MustUserKey(t, st, other, "eve", teammem.RoleOwner)
-		checks := runTSScript(t, node, sdk, "dreams.mjs", nil, "TEAMMEM_URL="+e.url, "TEAMMEM_KEY_OWNER="+e.keys[teammem.RoleOwner],
+		checks := sdk.Run(t, filepath.Join("testdata", "tssdk", "dreams.mjs"), nil, "TEAMMEM_URL="+e.url, "TEAMMEM_KEY_OWNER="+e.keys[teammem.RoleOwner],
 			"TEAMMEM_KEY_READONLY="+readOnlyKey(t, e), "TEAMMEM_KEY_STRANGER="+strangerKey, "TEAMMEM_STORE="+storeID, "TEAMMEM_DONE_DREAM="+done.ID)
-		for _, c := range checks {
-			if !reflect.DeepEqual(c.Got, c.Want) {
-				t.Errorf("%s: got %s, want %s", c.Name, jsonText(c.Got), jsonText(c.Want))
-			}
-		}
+		tssdk.Assert(t, checks)
 	})
 }

@@ -8,36 +8,12 @@
 // (the owner's, read-only) and TEAMMEM_KEY_STRANGER (another org's);
 // TEAMMEM_STORE (a memory store of the org, no dream yet) and
 // TEAMMEM_DONE_DREAM (a completed dream of it).
-import path from 'node:path';
+// TEAMMEM_TS_CHECKS names internal/testing/tssdk/checks.mjs, the shared helpers.
 import { pathToFileURL } from 'node:url';
 
-const sdk = await import(pathToFileURL(path.join(process.env.TEAMMEM_TS_SDK, 'index.mjs')).href);
-const Anthropic = sdk.default;
+const { caught, check, client: sdkClient, refusal, report } = await import(pathToFileURL(process.env.TEAMMEM_TS_CHECKS).href);
 const env = process.env;
-const checks = [];
-
-function check(name, got, want) {
-  checks.push({ name, got: got === undefined ? null : got, want });
-}
-
-function client(key) {
-  return new Anthropic({ apiKey: key, baseURL: env.TEAMMEM_URL, maxRetries: 0 });
-}
-
-async function caught(fn) {
-  try {
-    await fn();
-    return null;
-  } catch (err) {
-    return err;
-  }
-}
-
-// refusal is what the SDK made of an error: its class, status and envelope type.
-function refusal(err) {
-  if (!err) return null;
-  return { class: err.constructor.name, status: err.status ?? null, type: err.error?.error?.type ?? null };
-}
+const client = (key) => sdkClient(env.TEAMMEM_URL, key);
 
 const owner = client(env.TEAMMEM_KEY_OWNER);
 const store = env.TEAMMEM_STORE;
@@ -115,9 +91,4 @@ async function run() {
   check('other org lists none', (await stranger.beta.dreams.list({ include_archived: true })).data.length, 0);
 }
 
-try {
-  await run();
-} catch (err) {
-  check('threw', String(err?.stack ?? err), null);
-}
-process.stdout.write(JSON.stringify({ checks }));
+await report(run);
