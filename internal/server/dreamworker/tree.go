@@ -22,8 +22,8 @@ type Writer interface {
 // whose text the model reads: the write path's message, which never holds
 // a secret.
 type storeTree struct {
-	st    teammem.Store
-	w     Writer
+	st teammem.Store
+	w  Writer
 	// actor re-checks the creator before each write and returns its
 	// principal as it is now (execution.actor).
 	actor func(context.Context) (teammem.Principal, error)

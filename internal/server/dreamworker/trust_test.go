@@ -71,14 +71,32 @@ func TestCreatorMayNotAct(t *testing.T) {
 			before, after   func() error
 		}{
 			{name: "user disabled", want: "user is disabled", behavior: teammem.DreamCreateNew,
-				before: func() error { _, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Disabled: &yes}); return err },
-				after:  func() error { _, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Disabled: &no}); return err }},
+				before: func() error {
+					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Disabled: &yes})
+					return err
+				},
+				after: func() error {
+					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Disabled: &no})
+					return err
+				}},
 			{name: "org disabled", want: "organization is disabled", behavior: teammem.DreamUpdateExisting,
-				before: func() error { _, err := st.OrgUpdate(ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &yes}); return err },
-				after:  func() error { _, err := st.OrgUpdate(ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &no}); return err }},
+				before: func() error {
+					_, err := st.OrgUpdate(ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &yes})
+					return err
+				},
+				after: func() error {
+					_, err := st.OrgUpdate(ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &no})
+					return err
+				}},
 			{name: "write lost", want: "may not write", behavior: teammem.DreamCreateNew,
-				before: func() error { _, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Role: &viewer}); return err },
-				after:  func() error { _, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Role: &member}); return err }},
+				before: func() error {
+					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Role: &viewer})
+					return err
+				},
+				after: func() error {
+					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Role: &member})
+					return err
+				}},
 			{name: "key expired", key: expired.ID, want: "expired", behavior: teammem.DreamUpdateExisting},
 			{name: "key read-only", key: readOnly.ID, want: "read-only", behavior: teammem.DreamUpdateExisting},
 		}
