@@ -46,7 +46,7 @@ func TestRevokedMidDream(t *testing.T) {
 // each way the say-so ends; a usable creator's dream runs again after.
 func TestCreatorMayNotAct(t *testing.T) {
 	forDrivers(t, func(t *testing.T, st teammem.Store) {
-		m := &hookModel{Script: llmtest.NewScript(turn(llmtest.Text("nothing to do")))}
+		m := &hookModel{Script: llmtest.NewScript(turn(llmtest.Text("nothing to do")), turn(llmtest.Text("nothing to do")))}
 		b := setup(t, st, m, nil)
 		ctx := t.Context()
 		input := b.inputStore(small)
@@ -122,6 +122,20 @@ func TestCreatorMayNotAct(t *testing.T) {
 		}
 		if d := b.waitReleased(b.dream(input, teammem.DreamCreateNew).ID); d.Status != teammem.DreamCompleted {
 			t.Fatalf("usable creator: %s %s %q", d.Status, d.ErrorType, d.ErrorMessage)
+		}
+		// A dream created without a key (a nightly dream) is checked
+		// without one.
+		keyless, err := st.DreamCreate(ctx, b.org.ID, teammem.Dream{ID: teammem.NewDreamID(), OrgID: b.org.ID, InputSpaceID: input.Space.ID,
+			InputStoreUID: input.Space.UID, Model: "m1", ModelSpeed: "standard", Behavior: teammem.DreamCreateNew,
+			CreatedAt: time.Now().UTC().Truncate(time.Microsecond), CreatorUserID: b.user.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.runner.Enqueue(ctx, keyless); err != nil {
+			t.Fatal(err)
+		}
+		if d := b.waitReleased(keyless.ID); d.Status != teammem.DreamCompleted {
+			t.Fatalf("keyless: %s %s %q", d.Status, d.ErrorType, d.ErrorMessage)
 		}
 	})
 }
