@@ -65,38 +65,23 @@ func TestCreatorMayNotAct(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		userSet := func(p teammem.UserUpdateParams) func() error {
+			return func() error { _, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, p); return err }
+		}
+		orgSet := func(p teammem.OrgUpdateParams) func() error {
+			return func() error { _, err := st.OrgUpdate(ctx, b.org.ID, p); return err }
+		}
 		cases := []struct {
-			name, key, want string
+			name, key, want string // key "": her usual key
 			behavior        teammem.DreamBehavior
 			before, after   func() error
 		}{
 			{name: "user disabled", want: "user is disabled", behavior: teammem.DreamCreateNew,
-				before: func() error {
-					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Disabled: &yes})
-					return err
-				},
-				after: func() error {
-					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Disabled: &no})
-					return err
-				}},
+				before: userSet(teammem.UserUpdateParams{Disabled: &yes}), after: userSet(teammem.UserUpdateParams{Disabled: &no})},
 			{name: "org disabled", want: "organization is disabled", behavior: teammem.DreamUpdateExisting,
-				before: func() error {
-					_, err := st.OrgUpdate(ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &yes})
-					return err
-				},
-				after: func() error {
-					_, err := st.OrgUpdate(ctx, b.org.ID, teammem.OrgUpdateParams{Disabled: &no})
-					return err
-				}},
+				before: orgSet(teammem.OrgUpdateParams{Disabled: &yes}), after: orgSet(teammem.OrgUpdateParams{Disabled: &no})},
 			{name: "write lost", want: "may not write", behavior: teammem.DreamCreateNew,
-				before: func() error {
-					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Role: &viewer})
-					return err
-				},
-				after: func() error {
-					_, err := st.UserUpdate(ctx, b.org.ID, b.user.ID, teammem.UserUpdateParams{Role: &member})
-					return err
-				}},
+				before: userSet(teammem.UserUpdateParams{Role: &viewer}), after: userSet(teammem.UserUpdateParams{Role: &member})},
 			{name: "key expired", key: expired.ID, want: "expired", behavior: teammem.DreamUpdateExisting},
 			{name: "key read-only", key: readOnly.ID, want: "read-only", behavior: teammem.DreamUpdateExisting},
 		}
@@ -106,7 +91,11 @@ func TestCreatorMayNotAct(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			d := b.waitReleased(b.dreamAs(input, c.behavior, c.key).ID)
+			key := c.key
+			if key == "" {
+				key = b.key.ID
+			}
+			d := b.waitReleased(b.dreamAs(input, c.behavior, key).ID)
 			if d.Status != teammem.DreamFailed || d.ErrorType != dreamworker.ErrorPermission || !strings.Contains(d.ErrorMessage, c.want) ||
 				(c.behavior == teammem.DreamCreateNew && d.OutputStoreUID != "") || m.calls.Load() != 0 {
 				t.Fatalf("%s: %s %s %q, output %q, %d model calls", c.name, d.Status, d.ErrorType, d.ErrorMessage, d.OutputStoreUID, m.calls.Load())
@@ -125,28 +114,16 @@ func TestCreatorMayNotAct(t *testing.T) {
 		}
 		// A dream created without a key (a nightly dream) is checked
 		// without one.
-		keyless, err := st.DreamCreate(ctx, b.org.ID, teammem.Dream{ID: teammem.NewDreamID(), OrgID: b.org.ID, InputSpaceID: input.Space.ID,
-			InputStoreUID: input.Space.UID, Model: "m1", ModelSpeed: "standard", Behavior: teammem.DreamCreateNew,
-			CreatedAt: time.Now().UTC().Truncate(time.Microsecond), CreatorUserID: b.user.ID})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := b.runner.Enqueue(ctx, keyless); err != nil {
-			t.Fatal(err)
-		}
-		if d := b.waitReleased(keyless.ID); d.Status != teammem.DreamCompleted {
+		if d := b.waitReleased(b.dreamAs(input, teammem.DreamCreateNew, "").ID); d.Status != teammem.DreamCompleted {
 			t.Fatalf("keyless: %s %s %q", d.Status, d.ErrorType, d.ErrorMessage)
 		}
 	})
 }
 
 // dreamAs creates and enqueues a pending dream of input created with the
-// member's key keyID ("": her usual key).
+// member's key keyID ("": no key, as a nightly dream).
 func (b *bundle) dreamAs(input teammem.MemoryStore, behavior teammem.DreamBehavior, keyID string) teammem.Dream {
 	b.t.Helper()
-	if keyID == "" {
-		return b.dream(input, behavior)
-	}
 	ctx := context.Background()
 	d, err := b.st.DreamCreate(ctx, b.org.ID, teammem.Dream{ID: teammem.NewDreamID(), OrgID: b.org.ID, InputSpaceID: input.Space.ID,
 		InputStoreUID: input.Space.UID, Model: "m1", ModelSpeed: "standard", Behavior: behavior,
