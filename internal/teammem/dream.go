@@ -114,6 +114,9 @@ type DreamReview struct {
 	State DreamReviewState
 	At    *time.Time
 	By    int64 // user id; 0 when none
+	// ProposalID is the proposal a held Apply (team_writes: review) of a
+	// pending review waits on; 0 when none.
+	ProposalID int64
 }
 
 // Dream is one dream row.

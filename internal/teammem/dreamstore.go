@@ -18,6 +18,7 @@ type DreamFilter struct {
 	CreatedGTE      *time.Time
 	CreatedLTE      *time.Time
 	Statuses        []DreamStatus // none: any
+	ProposalID      int64         // 0: any; else the dream whose held Apply is that proposal
 	// After is the page cursor: dreams strictly older than (AfterCreatedAt,
 	// AfterID) in the list's order; a zero AfterID starts from the newest.
 	AfterCreatedAt time.Time
@@ -68,6 +69,13 @@ type DreamFinishParams struct {
 type DreamOutputParams struct {
 	SpaceID  int64
 	StoreUID string
+}
+
+// DreamProposalParams move a pending review's held Apply proposal from
+// From to To (0: none).
+type DreamProposalParams struct {
+	From int64
+	To   int64
 }
 
 // DreamReviewParams move a dream's review from From to To.
@@ -128,6 +136,12 @@ type DreamStore interface {
 	// DreamReviewSet moves a dream's review from p.From to p.To:
 	// EConflict when it is not in p.From.
 	DreamReviewSet(ctx context.Context, orgID int64, id string, p DreamReviewParams) (Dream, error)
+	// DreamReviewProposal links a pending review to the proposal of its
+	// held Apply (p.From 0, p.To the proposal), or unlinks it (p.To 0):
+	// EConflict, naming the proposal it waits on, when the review is not
+	// pending or is not linked to p.From. Linking again to the same
+	// proposal keeps it.
+	DreamReviewProposal(ctx context.Context, orgID int64, id string, p DreamProposalParams) (Dream, error)
 	// DreamsStale lists, across orgs, up to limit running dreams whose
 	// heartbeat is older than cutoff (their replica died), oldest first.
 	DreamsStale(ctx context.Context, cutoff time.Time, limit int) ([]Dream, error)
@@ -186,4 +200,25 @@ func DreamReviewConflict(d Dream, p DreamReviewParams) error {
 // already: ERateLimited, to try again later.
 func DreamOrgBusy(max int) error {
 	return Errorf(ERateLimited, "the org runs %d dreams already (TEAMMEM_DREAM_ORG_CONCURRENCY)", max)
+}
+
+// DreamProposalConflict is the EConflict of a DreamReviewProposal whose
+// dream's review is not pending or not linked to p.From; nil when it is
+// linked to p.To already (a repeat).
+func DreamProposalConflict(d Dream, p DreamProposalParams) error {
+	switch {
+	case d.Review.State == ReviewPending && d.Review.ProposalID == p.To:
+		return nil
+	case d.Review.State != ReviewPending:
+		return Errorf(EConflict, "dream %s is under review state %s, not pending", d.ID, d.Review.State)
+	}
+	return DreamApplyHeld(d)
+}
+
+// DreamApplyHeld is Apply's refusal while an earlier Apply of d is held
+// for review: EConflict naming the proposal (details "proposal_id"), to
+// approve or reject first.
+func DreamApplyHeld(d Dream) *Error {
+	return Errorf(EConflict, "the apply of dream %s is held for review as proposal %d; approve or reject that proposal first",
+		d.ID, d.Review.ProposalID).WithDetails(map[string]any{"proposal_id": d.Review.ProposalID})
 }

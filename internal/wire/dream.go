@@ -180,11 +180,14 @@ type AnthropicErrorBody struct {
 
 // AnthropicError is the envelope's error. ChangedPaths is set on the 409
 // conflict_error of a dream's apply: the memories of the input store that
-// changed since the dream started.
+// changed since the dream started. ProposalID is set on the 409 of a
+// dream's apply while an earlier apply of it is held for review: that
+// proposal.
 type AnthropicError struct {
 	Type         string   `json:"type"`
 	Message      string   `json:"message"`
 	ChangedPaths []string `json:"changed_paths,omitempty"`
+	ProposalID   int64    `json:"proposal_id,omitempty"`
 }
 
 // anthropicCodes maps the envelope's error types to teammem's codes.

@@ -12,6 +12,11 @@
 //   - "timeout": the dream ran longer than TEAMMEM_DREAM_TIMEOUT;
 //   - "token_budget_exceeded": its usage reached TEAMMEM_DREAM_MAX_TOKENS;
 //   - "model_error": the model provider failed (after its retries);
+//   - "permission_error": its creator may no longer act (teammem.DreamActor:
+//     the key revoked or expired, the user disabled or removed, the org
+//     disabled, or read on the input or write on the target lost); checked
+//     at start, before every model turn and before every write, so nothing
+//     more is written once it stops;
 //   - "internal_error": the server failed, or the replica running it
 //     stopped (kill -9, crash) and the reaper found it.
 package dreamworker
@@ -31,6 +36,7 @@ const (
 	ErrorTokenBudget = "token_budget_exceeded"
 	ErrorModel       = "model_error"
 	ErrorInternal    = teammem.DreamErrorInternal
+	ErrorPermission  = teammem.DreamErrorPermission
 )
 
 // Defaults of Config's zero fields.
@@ -111,6 +117,9 @@ var (
 	errCanceled = errors.New("dream canceled")
 	errBudget   = errors.New("dream token budget exceeded")
 	errTimeout  = errors.New("dream timed out")
+	// errForbidden stops a run whose creator may no longer act
+	// (teammem.DreamActor); execution.refusal says why.
+	errForbidden = errors.New("dream creator may no longer act")
 )
 
 // budgetUsed is the usage counted against Config.MaxTokens: every token.

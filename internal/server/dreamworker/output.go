@@ -31,7 +31,7 @@ func (e *execution) prepare(ctx context.Context) (tree consolidate.Tree, buffer 
 		buffer = consolidate.NewMemTree(files)
 		return buffer, buffer, nil
 	}
-	return &storeTree{st: e.w.store, w: e.w.writer, p: e.p, store: out, output: e.d.Behavior == teammem.DreamCreateNew}, nil, nil
+	return &storeTree{st: e.w.store, w: e.w.writer, actor: e.actor, p: e.p, store: out, output: e.d.Behavior == teammem.DreamCreateNew}, nil, nil
 }
 
 // held reports whether the creator's writes to the input would be held

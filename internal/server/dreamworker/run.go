@@ -57,15 +57,13 @@ func (w *Worker) run(ctx context.Context, d teammem.Dream) error {
 // load reads what a dream runs as and on: its creator's principal and its
 // input store with content.
 func (w *Worker) load(ctx context.Context, d teammem.Dream) (teammem.Principal, teammem.MemoryStore, []teammem.Entry, error) {
-	org, err := w.store.OrgGet(ctx, d.OrgID)
-	if err != nil {
-		return teammem.Principal{}, teammem.MemoryStore{}, nil, err
+	// A creator who may no longer act is refused by the execution's
+	// first check, which fails the started dream; here only the store's
+	// own errors count.
+	p, err := teammem.DreamActor(ctx, w.store, d, w.cfg.Now())
+	if err != nil && teammem.ErrorCode(err) != teammem.EForbidden {
+		return p, teammem.MemoryStore{}, nil, err
 	}
-	user, err := w.store.UserGet(ctx, d.OrgID, d.CreatorUserID)
-	if err != nil {
-		return teammem.Principal{}, teammem.MemoryStore{}, nil, err
-	}
-	p := teammem.Principal{Org: org, User: user, Key: teammem.APIKey{ID: d.CreatorKeyID, OrgID: org.ID, UserID: user.ID, UserHandle: user.Handle}}
 	input, err := w.store.MemoryStoreGet(ctx, d.OrgID, d.InputStoreUID)
 	if err != nil {
 		return p, input, nil, err
@@ -121,8 +119,12 @@ type execution struct {
 	input   teammem.MemoryStore
 	entries []teammem.Entry
 
-	mu   sync.Mutex
-	used llm.Usage // so far, for the heartbeat
+	// cancel stops the run with a cause (errCanceled, errForbidden).
+	cancel context.CancelCauseFunc
+
+	mu      sync.Mutex
+	used    llm.Usage // so far, for the heartbeat
+	refusal error     // why the creator may no longer act, once refused
 }
 
 // dreamUsage converts the engine's usage into the dream's.
@@ -137,10 +139,14 @@ func (e *execution) execute(parent context.Context) outcome {
 	cfg := e.w.cfg
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
+	e.cancel = cancel
 	ctx, stop := context.WithTimeoutCause(ctx, cfg.Timeout, errTimeout)
 	defer stop()
 	go e.heartbeat(ctx, cancel)
 
+	if _, err := e.actor(ctx); err != nil {
+		return e.failure(parent, ctx, err, llm.Usage{})
+	}
 	tree, buffer, err := e.prepare(ctx)
 	if err != nil {
 		return e.failure(parent, ctx, err, llm.Usage{})
@@ -166,7 +172,9 @@ func (e *execution) execute(parent context.Context) outcome {
 	res, err := r.Run(ctx, consolidate.StorePrompt(consolidate.StoreInput{StoreName: e.input.Name, Now: cfg.Now(),
 		Sessions: sessions, Instructions: e.d.Instructions, MaxTurns: maxTurns}))
 	if err == nil && buffer != nil {
-		err = e.propose(ctx, buffer)
+		if _, err = e.actor(ctx); err == nil {
+			err = e.propose(ctx, buffer)
+		}
 	}
 	if err != nil {
 		return e.failure(parent, ctx, err, res.Usage)
@@ -181,6 +189,8 @@ func (e *execution) failure(parent, ctx context.Context, err error, used llm.Usa
 	switch {
 	case errors.Is(err, errCanceled) || errors.Is(cause, errCanceled):
 		o.status = teammem.DreamCanceled
+	case errors.Is(err, errForbidden) || errors.Is(cause, errForbidden):
+		o.errType, o.message = ErrorPermission, teammem.ErrorMessage(e.refused())
 	case errors.Is(err, errBudget):
 		o.errType = ErrorTokenBudget
 		o.message = fmt.Sprintf("the dream used %d tokens, its budget is %d (TEAMMEM_DREAM_MAX_TOKENS)", budgetUsed(used), e.w.cfg.MaxTokens)
@@ -211,6 +221,9 @@ func (e *execution) beforeTurn(ctx context.Context, _ int, used llm.Usage) error
 	e.used = used
 	e.mu.Unlock()
 	if err := e.progress(ctx); err != nil {
+		return err
+	}
+	if _, err := e.actor(ctx); err != nil {
 		return err
 	}
 	if m := e.w.cfg.MaxTokens; m > 0 && budgetUsed(used) >= m {
@@ -251,4 +264,34 @@ func (e *execution) heartbeat(ctx context.Context, cancel context.CancelCauseFun
 			}
 		}
 	}
+}
+
+// actor re-checks that the dream's creator may still act
+// (teammem.DreamActor) and returns the creator's principal as it is now,
+// which the run then writes as. Refused, it stops the run: the refusal is
+// kept for the dream's error and the run's context ends with errForbidden,
+// so neither another model turn nor another write follows.
+func (e *execution) actor(ctx context.Context) (teammem.Principal, error) {
+	p, err := teammem.DreamActor(ctx, e.w.store, e.d, e.w.cfg.Now())
+	switch {
+	case teammem.ErrorCode(err) == teammem.EForbidden:
+		e.mu.Lock()
+		e.refusal = err
+		e.mu.Unlock()
+		e.cancel(errForbidden)
+		return p, fmt.Errorf("%w: %s", errForbidden, teammem.ErrorMessage(err))
+	case err != nil:
+		return p, err
+	}
+	e.mu.Lock()
+	e.p = p
+	e.mu.Unlock()
+	return p, nil
+}
+
+// refused returns why the creator may no longer act, nil while it may.
+func (e *execution) refused() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.refusal
 }

@@ -22,9 +22,12 @@ type Writer interface {
 // whose text the model reads: the write path's message, which never holds
 // a secret.
 type storeTree struct {
-	st    teammem.Store
-	w     Writer
-	p     teammem.Principal
+	st teammem.Store
+	w  Writer
+	// actor re-checks the creator before each write and returns its
+	// principal as it is now (execution.actor).
+	actor func(context.Context) (teammem.Principal, error)
+	p     teammem.Principal // for reads
 	store teammem.MemoryStore
 	// output marks a create_new dream's own output store (WriteCall.DreamOutput).
 	output bool
@@ -68,11 +71,16 @@ func (t *storeTree) Delete(ctx context.Context, path string) error {
 	return t.commit(ctx, teammem.WriteRequest{Deletes: []teammem.Delete{{Key: path}}})
 }
 
-// commit writes req to the store as the dream's creator. A write held for
+// commit writes req to the store as the dream's creator, re-checked
+// first: a creator who may no longer act stops the run, nothing written. A write held for
 // review (the store's policy changed under a direct run) or one whose
 // secrets were skipped is a refusal too: nothing the model meant landed.
 func (t *storeTree) commit(ctx context.Context, req teammem.WriteRequest) error {
-	_, err := write(ctx, t.w, t.p, t.store, t.output, req)
+	p, err := t.actor(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = write(ctx, t.w, p, t.store, t.output, req)
 	return err
 }
 

@@ -89,11 +89,14 @@ func (s *Server) reviewDream(r *http.Request, to teammem.DreamReviewState) (*sto
 
 // applyDream serves POST /v1/dreams/{dream_id}/apply. A held write (the
 // input is a team store under team_writes: review) answers 202 with the
-// dream, whose review stays pending, and the proposal in Location: an
-// admin's approval of it lands the dream's result (the proposal knows
-// nothing of the dream, so its review stays pending; discard it then).
+// dream, whose review stays pending, linked to the proposal (in Location):
+// an admin's approval of it applies the dream, a rejection unlinks it, and
+// another Apply meanwhile is a 409 naming it (dreams_held.go).
 func (s *Server) applyDream(w http.ResponseWriter, r *http.Request) error {
 	sr, d, done, err := s.reviewDream(r, teammem.ReviewApplied)
+	if err == nil && !done {
+		d, done, err = s.settleHeldApply(r, d)
+	}
 	if err != nil || done {
 		return s.answerDream(w, d, err)
 	}
@@ -119,6 +122,9 @@ func (s *Server) applyDream(w http.ResponseWriter, r *http.Request) error {
 	}
 	if res.Held() {
 		s.audit(r.Context(), sr.p, "dream.apply_held", sr.store.Repo.Slug, d.ID, withDetail(details, "proposal_id", res.Proposal.ID))
+		if d, err = s.linkHeldApply(r.Context(), d, res.Proposal.ID); err != nil {
+			return err
+		}
 		w.Header().Set("Location", "/v1/proposals/"+strconv.FormatInt(res.Proposal.ID, 10))
 		writeJSON(w, http.StatusAccepted, dreamOf(d))
 		return nil

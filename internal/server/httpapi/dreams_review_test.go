@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -223,9 +224,10 @@ func testDreamApplySecret(t *testing.T, e *v1Env, key string) {
 
 // testDreamApplyHeld: under team_writes: review a member's apply of a
 // repository's team store is held as one proposal (202, Location), the
-// store untouched and the review still pending; approving the proposal
-// lands the result (the dream's review then stays pending: see
-// applyDream).
+// store untouched and the review still pending; another apply meanwhile
+// is a 409 naming the proposal, no second one made. Rejecting it returns
+// the review to pending, so apply holds a new proposal; approving that one
+// lands the result and marks the dream applied.
 func testDreamApplyHeld(t *testing.T, e *v1Env) {
 	member, owner := e.keys[teammem.RoleMember], e.keys[teammem.RoleOwner]
 	var team struct {
@@ -254,9 +256,43 @@ func testDreamApplyHeld(t *testing.T, e *v1Env) {
 	if files := storeFiles(t, e, team.ID); files["/a.md"] != "before\n" {
 		t.Fatalf("a held apply wrote: %v", files)
 	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(loc, "/v1/proposals/"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = e.do("POST", "/v1/dreams/"+d.ID+"/apply", member, "{}").want(t, http.StatusConflict)
+	var body wire.AnthropicErrorBody
+	mustJSON(t, r.Body, &body)
+	if body.Error.Type != "conflict_error" || body.Error.ProposalID != id || !strings.Contains(body.Error.Message, "proposal "+strconv.FormatInt(id, 10)) {
+		t.Fatalf("apply while held: %s", r.Body)
+	}
+	if ps, err := e.st.ProposalList(t.Context(), e.org.ID, teammem.ProposalFilter{Status: teammem.ProposalPending}); err != nil || len(ps) != 1 {
+		t.Fatalf("pending proposals after a second apply: %d, %v", len(ps), err)
+	}
+
+	e.do("POST", loc+"/reject", owner, map[string]any{}).want(t, 200)
+	var now wire.Dream
+	mustJSON(t, e.do("GET", "/v1/dreams/"+d.ID, member, nil).want(t, 200).Body, &now)
+	if now.Review.State != wire.ReviewPending {
+		t.Fatalf("review after the rejection = %s, want pending", now.Review.State)
+	}
+	r = e.do("POST", "/v1/dreams/"+d.ID+"/apply", member, "{}").want(t, http.StatusAccepted)
+	if loc2 := r.Header.Get("Location"); loc2 == loc || !strings.HasPrefix(loc2, "/v1/proposals/") {
+		t.Fatalf("apply after the rejection: Location %q (first %q)", loc2, loc)
+	} else {
+		loc = loc2
+	}
 	e.do("POST", loc+"/approve", owner, map[string]any{}).want(t, 200)
 	if files := storeFiles(t, e, team.ID); files["/a.md"] != "after\n" {
 		t.Fatalf("after approval: %v", files)
+	}
+	mustJSON(t, e.do("GET", "/v1/dreams/"+d.ID, member, nil).want(t, 200).Body, &now)
+	if now.Review.State != wire.ReviewApplied || now.Review.At == nil {
+		t.Fatalf("review after the approval = %+v, want applied", now.Review)
+	}
+	mustJSON(t, e.do("POST", "/v1/dreams/"+d.ID+"/apply", member, "{}").want(t, 200).Body, &now)
+	if now.Review.State != wire.ReviewApplied {
+		t.Fatalf("apply after the approval: %+v", now.Review)
 	}
 	e.do("PATCH", "/v1/org", owner, map[string]any{"team_writes": "direct"}).want(t, 200)
 }

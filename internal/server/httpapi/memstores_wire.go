@@ -119,7 +119,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		w.Header().Set("X-Should-Retry", "false")
 	}
 	body := map[string]any{"type": t.typ, "message": teammem.ErrorMessage(err)}
-	for _, k := range []string{"conflicting_path", "conflicting_memory_id", "rule_ids", "changed_paths"} {
+	for _, k := range []string{"conflicting_path", "conflicting_memory_id", "rule_ids", "changed_paths", "proposal_id"} {
 		if v, ok := details[k]; ok {
 			body[k] = v
 		}

@@ -148,6 +148,7 @@ func (s *Server) approveProposal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.proposalDecided(r.Context(), p, decided)
 	if res.Noop() {
 		s.audit(r.Context(), p, "proposal.approve", prop.Repo, id, map[string]any{"author": prop.Author, "written": 0})
 	}
@@ -169,6 +170,7 @@ func (s *Server) rejectProposal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.proposalDecided(r.Context(), p, decided)
 	s.audit(r.Context(), p, "proposal.reject", prop.Repo, strconv.FormatInt(prop.ID, 10),
 		map[string]any{"author": prop.Author, "entries": len(prop.Changes), "rule_ids": teammem.PoisonRuleIDs(prop.Findings)})
 	s.metrics.Proposals.WithLabelValues(p.Org.Slug, "rejected").Inc()

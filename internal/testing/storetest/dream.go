@@ -121,11 +121,28 @@ func testDreamLifecycle(t *testing.T, b *bundle) {
 	if a1.ArchivedAt == nil || !a2.ArchivedAt.Equal(*a1.ArchivedAt) {
 		t.Fatalf("archive again moved it: %v then %v", a1.ArchivedAt, a2.ArchivedAt)
 	}
+	// A held Apply links the pending review to its proposal, once; a
+	// rejection unlinks it; the list finds the dream by its proposal.
+	if l := must[teammem.Dream](t)(b.store.DreamReviewProposal(b.ctx, b.org.ID, d.ID, teammem.DreamProposalParams{To: 7})); l.Review.ProposalID != 7 {
+		t.Fatalf("linked %+v", l.Review)
+	}
+	must[teammem.Dream](t)(b.store.DreamReviewProposal(b.ctx, b.org.ID, d.ID, teammem.DreamProposalParams{To: 7}))
+	_, err = b.store.DreamReviewProposal(b.ctx, b.org.ID, d.ID, teammem.DreamProposalParams{To: 8})
+	wantCode(t, err, teammem.EConflict)
+	if ds := must[[]teammem.Dream](t)(b.store.DreamList(b.ctx, b.org.ID, teammem.DreamFilter{ProposalID: 7, IncludeArchived: true})); len(ds) != 1 || ds[0].ID != d.ID {
+		t.Fatalf("dreams of proposal 7: %v", ds)
+	}
+	if u := must[teammem.Dream](t)(b.store.DreamReviewProposal(b.ctx, b.org.ID, d.ID, teammem.DreamProposalParams{From: 7})); u.Review.ProposalID != 0 {
+		t.Fatalf("unlinked %+v", u.Review)
+	}
+	must[teammem.Dream](t)(b.store.DreamReviewProposal(b.ctx, b.org.ID, d.ID, teammem.DreamProposalParams{To: 9}))
 	rv := must[teammem.Dream](t)(b.store.DreamReviewSet(b.ctx, b.org.ID, d.ID, teammem.DreamReviewParams{From: teammem.ReviewPending, To: teammem.ReviewApplied, At: later, By: b.owner.ID}))
-	if rv.Review.State != teammem.ReviewApplied || rv.Review.By != b.owner.ID || rv.Review.At == nil {
+	if rv.Review.State != teammem.ReviewApplied || rv.Review.By != b.owner.ID || rv.Review.At == nil || rv.Review.ProposalID != 9 {
 		t.Fatalf("review %+v", rv.Review)
 	}
 	_, err = b.store.DreamReviewSet(b.ctx, b.org.ID, d.ID, teammem.DreamReviewParams{From: teammem.ReviewPending, To: teammem.ReviewDiscarded, At: later})
+	wantCode(t, err, teammem.EConflict)
+	_, err = b.store.DreamReviewProposal(b.ctx, b.org.ID, d.ID, teammem.DreamProposalParams{From: 9})
 	wantCode(t, err, teammem.EConflict)
 	// Now d2 may start; canceled while running, a worker may still record usage.
 	must[teammem.Dream](t)(b.store.DreamStart(b.ctx, b.org.ID, d2.ID, teammem.DreamStartParams{At: at, MaxRunning: 1}))

@@ -18,7 +18,7 @@ const Columns = `id, org_id, input_space_id, input_store_uid, input_owner_id, ou
 	model, model_speed, instructions, behavior, status, error_type, error_message,
 	input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens, run_session_id,
 	created_at, started_at, ended_at, archived_at, released_at, heartbeat_at, creator_user_id, creator_key_id, base,
-	review_state, review_at, review_by`
+	review_state, review_at, review_by, review_proposal_id`
 
 // Get reads one dream of an org (args: org id, dream id).
 const Get = `SELECT ` + Columns + ` FROM dreams WHERE org_id = ? AND id = ?`
@@ -66,6 +66,9 @@ func List(orgID int64, f teammem.DreamFilter) (string, []any) {
 		if c.t != nil {
 			add("created_at "+c.op+" ?", *c.t)
 		}
+	}
+	if f.ProposalID != 0 {
+		add("review_proposal_id = ?", f.ProposalID)
 	}
 	if len(f.Statuses) > 0 {
 		for _, s := range f.Statuses {

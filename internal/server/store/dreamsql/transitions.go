@@ -57,6 +57,11 @@ func (t Transitions) DreamOutputSet(ctx context.Context, orgID int64, id string,
 	return t.Run(ctx, orgID, id, OutputSet(p))
 }
 
+// DreamReviewProposal links or unlinks a held Apply's proposal.
+func (t Transitions) DreamReviewProposal(ctx context.Context, orgID int64, id string, p teammem.DreamProposalParams) (teammem.Dream, error) {
+	return t.Run(ctx, orgID, id, ReviewProposal(p))
+}
+
 // DreamReviewSet moves a dream's review state.
 func (t Transitions) DreamReviewSet(ctx context.Context, orgID int64, id string, p teammem.DreamReviewParams) (teammem.Dream, error) {
 	return t.Run(ctx, orgID, id, ReviewSet(p))

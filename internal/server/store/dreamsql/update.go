@@ -107,6 +107,14 @@ func OutputSet(p teammem.DreamOutputParams) Update {
 		cond: `output_space_id = 0 OR output_space_id = ?`, condArgs: []any{p.SpaceID}, Miss: conflict("record a second output store")}
 }
 
+// ReviewProposal links a pending review to a held Apply's proposal, or
+// unlinks it (p.To 0), when it is linked to p.From.
+func ReviewProposal(p teammem.DreamProposalParams) Update {
+	return Update{set: `review_proposal_id = ?`, setArgs: []any{p.To},
+		cond: `review_state = 'pending' AND review_proposal_id = ?`, condArgs: []any{p.From},
+		Miss: func(d teammem.Dream) error { return teammem.DreamProposalConflict(d, p) }}
+}
+
 // ReviewSet moves a dream's review from p.From to p.To.
 func ReviewSet(p teammem.DreamReviewParams) Update {
 	return Update{set: `review_state = ?, review_at = ?, review_by = ?`, setArgs: []any{string(p.To), p.At, p.By},

@@ -21,7 +21,7 @@ func scanDream(row pgx.Row) (teammem.Dream, error) {
 		&d.Model, &d.ModelSpeed, &d.Instructions, &behavior, &status, &d.ErrorType, &d.ErrorMessage,
 		&u.InputTokens, &u.OutputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, &d.RunSessionID,
 		&d.CreatedAt, &d.StartedAt, &d.EndedAt, &d.ArchivedAt, &d.ReleasedAt, &d.HeartbeatAt, &d.CreatorUserID, &d.CreatorKeyID, &base,
-		&review, &d.Review.At, &d.Review.By); err != nil {
+		&review, &d.Review.At, &d.Review.By, &d.Review.ProposalID); err != nil {
 		return d, interpret(err)
 	}
 	d.Behavior, d.Status, d.Review.State = teammem.DreamBehavior(behavior), teammem.DreamStatus(status), teammem.DreamReviewState(review)

@@ -20,7 +20,7 @@ func scanDream(row rowScanner) (teammem.Dream, error) {
 		&d.Model, &d.ModelSpeed, &d.Instructions, &d.Behavior, &d.Status, &d.ErrorType, &d.ErrorMessage,
 		&u.InputTokens, &u.OutputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, &d.RunSessionID,
 		&created, &started, &ended, &archived, &released, &heartbeat, &d.CreatorUserID, &d.CreatorKeyID, &base,
-		&d.Review.State, &reviewed, &d.Review.By); err != nil {
+		&d.Review.State, &reviewed, &d.Review.By, &d.Review.ProposalID); err != nil {
 		return d, interpret(err)
 	}
 	d.CreatedAt, d.StartedAt, d.EndedAt = fromMicros(created), ptrFromMicros(started), ptrFromMicros(ended)

@@ -1,0 +1,2 @@
+DROP INDEX dreams_review_proposal;
+ALTER TABLE dreams DROP COLUMN review_proposal_id;
