@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -104,8 +106,8 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 
 	logPath := filepath.Join(t.TempDir(), "proxy.log")
-	native.env = append(native.env, "TEAMMEM_CLAUDE_BIN="+bin, "ANTHROPIC_BASE_URL="+fake, "ANTHROPIC_API_KEY="+fakeAnthropicKey,
-		"TEAMMEM_PROXY_UPSTREAM="+fake, "TEAMMEM_PROXY_LOOPBACK_ONLY=1", "TEAMMEM_PROXY_LOG="+logPath,
+	native.env = append(native.env, "TEAMMEM_CLAUDE_BIN="+bin, "ANTHROPIC_BASE_URL="+fake.url, "ANTHROPIC_API_KEY="+fakeAnthropicKey,
+		"TEAMMEM_PROXY_UPSTREAM="+fake.url, "TEAMMEM_PROXY_LOOPBACK_ONLY=1", "TEAMMEM_PROXY_LOG="+logPath,
 		"CLAUDE_CODE_MEMORY_PUSH_DELETE_MODE=immediate", "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_MEMORY_PERIODIC_RESYNC=1")
 	native.env = slices.DeleteFunc(native.env, func(e string) bool {
 		return strings.HasPrefix(e, "CLAUDE_CODE_SESSION_ACCESS_TOKEN=") || strings.HasPrefix(e, "CLAUDE_MEMORY_STORES=")
@@ -292,7 +294,9 @@ func TestRealClaudeCode(t *testing.T) {
 	native.write(mount, "clash.md", "from the native client\n")
 	native.write(mount, "same.md", same)
 	injected := make(chan error, 1)
+	var injectedDone atomic.Bool
 	front.afterOnce(func(c memCall) bool { return c.Store == team && c.Kind == "E2" }, func() {
+		defer injectedDone.Store(true)
 		ours.write(omem, "team/clash.md", theirs)
 		ours.write(omem, "team/same.md", same)
 		_, errOut, code := ours.runQuiet("sync")
@@ -302,7 +306,18 @@ func TestRealClaudeCode(t *testing.T) {
 		}
 		injected <- nil
 	})
+	// The session lasts until the cycle has met both conflicts and settled
+	// them locally, however long the injection took.
+	fake.hold(func() bool {
+		if !injectedDone.Load() {
+			return false
+		}
+		b, _ := os.ReadFile(filepath.Join(mount, "clash.md"))
+		db, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("debug%d.txt", n)))
+		return string(b) == theirs && strings.Contains(string(db), "adopted /same.md")
+	})
 	calls, debug = session("conflict session", withToken)
+	fake.hold(nil)
 	select {
 	case err := <-injected:
 		if err != nil {
@@ -807,14 +822,16 @@ func classify(c memCall, stores map[string]string) memCall {
 // fakeMessages is the fake Anthropic API: a minimal SSE answer to every
 // Messages call and 404 to everything else (the CLI tolerates 404 on its
 // other first-party calls, reference §3).
-func fakeMessages(t *testing.T) string {
+func fakeMessages(t *testing.T) *fakeModel {
 	t.Helper()
+	m := &fakeModel{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body) //nolint:errcheck
 		if !strings.HasPrefix(r.URL.Path, "/v1/messages") || r.URL.Path == "/v1/messages/count_tokens" {
 			http.NotFound(w, r)
 			return
 		}
+		m.wait(r.Context())
 		w.Header().Set("Content-Type", "text/event-stream")
 		for _, ev := range []struct{ name, data string }{
 			{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`},
@@ -828,7 +845,39 @@ func fakeMessages(t *testing.T) string {
 		}
 	}))
 	t.Cleanup(s.Close)
-	return s.URL
+	m.url = s.URL
+	return m
+}
+
+// fakeModel is the fake Messages API. Its answer ends claude's turn and so
+// its session: hold keeps a session alive until a sync under test is done,
+// however slow the machine (the first turn waits at most 2.5 s for the
+// startup pull, then ends the session with the cycle still in flight).
+type fakeModel struct {
+	url  string
+	mu   sync.Mutex
+	done func() bool
+}
+
+// hold makes the model answer only once done reports true, or after 30 s
+// (the test's own checks then say what is missing).
+func (m *fakeModel) hold(done func() bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done = done
+}
+
+func (m *fakeModel) wait(ctx context.Context) {
+	m.mu.Lock()
+	done := m.done
+	m.mu.Unlock()
+	if done == nil {
+		return
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !done() && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // runTimeout runs teammem with extra variables and a deadline: a hung
