@@ -74,7 +74,7 @@ func prometheusBin(t *testing.T) string {
 	if _, err := exec.LookPath("apt-get"); err == nil && os.Geteuid() == 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "sh", "-c", "apt-get update -q && apt-get install -y -q --no-install-recommends prometheus")
+		cmd := exec.CommandContext(ctx, "sh", "-c", "apt-get -o DPkg::Lock::Timeout=300 update -q && apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends prometheus")
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		out, err := cmd.CombinedOutput()
 		if p := find(); err == nil && p != "" {
