@@ -151,6 +151,9 @@ func (h *mcpHub) space(ctx context.Context, c mcpCall, scope teammem.Scope, writ
 // entries returns the live entries of c's space of scope.
 func (h *mcpHub) entries(ctx context.Context, c mcpCall, scope teammem.Scope, withContent bool) ([]teammem.Entry, error) {
 	sr, err := h.space(ctx, c, scope, false)
+	if teammem.ErrorCode(err) == teammem.ENotFound {
+		return nil, nil // a repo nobody wrote yet: its tree is empty
+	}
 	if err != nil || sr.space.ID == 0 {
 		return nil, err
 	}
