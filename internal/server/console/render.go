@@ -85,6 +85,7 @@ var dialects = map[string]string{
 	"memory_stores":      "Memory Stores API",
 	"claude_code_memory": "Claude Code memory stores",
 	"dream":              "a dream's Apply",
+	"mcp":                "MCP",
 }
 
 // findingsAt returns the findings on key.

@@ -114,7 +114,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		// A stalled database must fail a request (503), not hang it. Event
 		// streams are long-lived by design and bound themselves.
 		timeout := s.cfg.RequestTimeout
-		if strings.HasSuffix(r.URL.Path, "/events") {
+		if strings.HasSuffix(r.URL.Path, "/events") || r.URL.Path == "/mcp" && r.Method == http.MethodGet {
 			timeout = 0
 		}
 		ctx, stop := newReqContext(r.Context(), id, rctx, timeout)

@@ -35,6 +35,16 @@ func (s *Server) routes() chi.Router {
 		r.Get("/api/claude_code/team_memory", s.handle(s.getTeamMemory))
 		r.Put("/api/claude_code/team_memory", s.handle(s.putTeamMemory))
 	})
+	// Remote MCP (mcp.go): the Streamable HTTP transport, authenticated by
+	// key, and the protected resource metadata its 401 points to.
+	r.Get("/.well-known/oauth-protected-resource", s.mcpMetadata)
+	r.Get(mcpMetadataPath, s.mcpMetadata)
+	r.Group(func(r chi.Router) {
+		r.Use(s.requireMCPKey, s.limitReads, s.limitBody)
+		r.Method(http.MethodGet, "/mcp", s.mcp)
+		r.Method(http.MethodPost, "/mcp", s.mcp)
+		r.Method(http.MethodDelete, "/mcp", s.mcp)
+	})
 	r.Route("/v1", func(r chi.Router) {
 		// Server operators (TEAMMEM_ADMIN_KEY).
 		r.Group(func(r chi.Router) {

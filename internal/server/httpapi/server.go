@@ -109,6 +109,7 @@ type Server struct {
 	cache       *cache
 	index       *indexCache   // rendered MEMORY.md by space version
 	streams     streamCounter // open event streams per key
+	mcp         *mcpHub       // /mcp's sessions (mcp.go)
 	audited     *auditDedup   // recently audited reads
 	served      atomic.Int64  // requests begun, for trimWhenIdle
 	// streamsDone is closed by CloseStreams to end every event stream.
@@ -121,7 +122,13 @@ func (s *Server) now() time.Time { return s.cfg.Clock() }
 
 // CloseStreams ends every open event stream (clients reconnect elsewhere);
 // call it when shutdown begins, since streams never finish on their own.
-func (s *Server) CloseStreams() { s.closeOnce.Do(func() { close(s.streamsDone) }) }
+// MCP sessions end with them.
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() {
+		close(s.streamsDone)
+		s.mcp.closeAll()
+	})
+}
 
 // New returns a server on store. scanner may be nil (no secret scanning).
 func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *slog.Logger, metrics *telemetry.Metrics) *Server {
@@ -155,6 +162,7 @@ func New(store teammem.Store, scanner teammem.SecretScanner, cfg Config, log *sl
 		index: newIndexCache(maxIndexCacheBytes), streams: streamCounter{open: map[string]int{}}, audited: newAuditDedup()}
 	s.writer = &teammem.Writer{Store: store, Publisher: events.Spaces{Broker: cfg.Events, Log: log}, Scanner: scanner, Poison: poison.Checker{}, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
 	s.retention = &teammem.Retention{Store: store, Defaults: cfg.Defaults, TombstoneRetention: cfg.TombstoneRetention}
+	s.mcp = newMCPHub(s)
 	s.router = s.routes()
 	s.routeLabels = routeLabels(s.router)
 	s.initRouteMetrics()

@@ -21,6 +21,9 @@ const (
 	// routes (see memstoreDialect for how a request is told apart).
 	apiMemoryStores     = "memory_stores"
 	apiClaudeCodeMemory = "claude_code_memory"
+	// apiMCP is the Model Context Protocol, at /mcp and through
+	// `teammem mcp` (mcp.go).
+	apiMCP = "mcp"
 )
 
 // writeCall is the teammem.WriteCall of a request: its caller, client and

@@ -14,7 +14,7 @@ var (
 	// apiLabels are the api label values: the Claude Code route, /v1 and
 	// the two memory store dialects (Anthropic's public API, Claude Code's
 	// memory service), and the server's dreams' own writes.
-	apiLabels = []string{"claude_code", "v1", "memory_stores", "claude_code_memory", "dream"}
+	apiLabels = []string{"claude_code", "v1", "memory_stores", "claude_code_memory", "dream", "mcp"}
 	// pullOutcomeLabels are the outcomes of teammem_pulls_total.
 	pullOutcomeLabels = []string{"ok", "not_modified", "empty", "error"}
 	// pushOutcomeLabels are the outcomes of teammem_pushes_total.
