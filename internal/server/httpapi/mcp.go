@@ -133,9 +133,56 @@ func (h *mcpHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.s.writeError(w, r, teammem.Errorf(teammem.ERateLimited, "this key holds %d open MCP sessions already: end one (DELETE /mcp) or wait for an idle one to expire", mcpSessionsPerKey))
 		return
 	}
-	h.handler.ServeHTTP(w, r)
-	h.opened(w.Header().Get(mcpSessionHeader), p, repo)
+	// The binding is made as the SDK's answer goes out, not after: the
+	// client may use its new session before this handler returns.
+	ow := &mcpOpenWriter{ResponseWriter: w, open: func(id string) { h.bind(id, p, repo) }}
+	h.handler.ServeHTTP(ow, r)
+	h.opened(w.Header().Get(mcpSessionHeader), p)
 }
+
+// bind records what the session id (a sessionless POST's answer names it)
+// is bound to.
+func (h *mcpHub) bind(id string, p teammem.Principal, repo string) {
+	if id == "" {
+		return
+	}
+	h.mu.Lock()
+	h.sessions[id] = &mcpSession{keyID: p.Key.ID, repo: repo}
+	h.mu.Unlock()
+}
+
+// mcpOpenWriter calls open with the session id the SDK's answer carries,
+// once, just before its status goes out.
+type mcpOpenWriter struct {
+	http.ResponseWriter
+	open func(id string)
+	done bool
+}
+
+func (o *mcpOpenWriter) opening() {
+	if !o.done {
+		o.done = true
+		o.open(o.Header().Get(mcpSessionHeader))
+	}
+}
+
+func (o *mcpOpenWriter) WriteHeader(code int) {
+	o.opening()
+	o.ResponseWriter.WriteHeader(code)
+}
+
+func (o *mcpOpenWriter) Write(b []byte) (int, error) {
+	o.opening()
+	return o.ResponseWriter.Write(b)
+}
+
+func (o *mcpOpenWriter) Flush() {
+	o.opening()
+	_ = http.NewResponseController(o.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (o *mcpOpenWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
 
 // reserve takes one of keyID's session places, false when none is left or
 // the server is shutting down.
@@ -149,9 +196,9 @@ func (h *mcpHub) reserve(keyID string) bool {
 	return true
 }
 
-// opened records the session a sessionless POST opened (id "" when it
-// opened none) and frees its place when the session ends.
-func (h *mcpHub) opened(id string, p teammem.Principal, repo string) {
+// opened watches the session a sessionless POST opened (id "" when it
+// opened none) and frees its place and binding when the session ends.
+func (h *mcpHub) opened(id string, p teammem.Principal) {
 	var ss *mcp.ServerSession
 	if id != "" {
 		for s := range h.userServer(p).srv.Sessions() {
@@ -160,14 +207,13 @@ func (h *mcpHub) opened(id string, p teammem.Principal, repo string) {
 			}
 		}
 	}
-	h.mu.Lock()
 	if ss == nil {
+		h.mu.Lock()
+		delete(h.sessions, id)
 		h.perKey[p.Key.ID]--
 		h.mu.Unlock()
 		return
 	}
-	h.sessions[id] = &mcpSession{keyID: p.Key.ID, repo: repo}
-	h.mu.Unlock()
 	go func() {
 		_ = ss.Wait()
 		h.mu.Lock()
