@@ -109,6 +109,12 @@ type Store interface {
 	// ChangesList returns the entries (with content) and tombstones changed
 	// after version since, in version order.
 	ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]Entry, error)
+	// EntriesSearch ranks the live entries of an org's spaces that f
+	// may read by f.Terms, with the driver's own full-text index, kept
+	// current in every write's transaction: best first, then by space and
+	// key, f.Offset rows skipped and at most f.Limit returned, each with
+	// its content.
+	EntriesSearch(ctx context.Context, orgID int64, f SearchFilter) ([]SearchRow, error)
 	// EntryHistory returns an entry's versions, newest first.
 	EntryHistory(ctx context.Context, orgID, spaceID int64, key string) ([]EntryVersion, error)
 	// EntryVersionGet returns one recorded version with its content (empty

@@ -74,6 +74,7 @@ func Run(t *testing.T, open Opener) {
 		"DreamsAcross":        testDreamsAcross,
 		"DreamStartRace":      testDreamStartConcurrent,
 		"Sessions":            testSessions,
+		"Search":              testSearch,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {

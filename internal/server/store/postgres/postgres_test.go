@@ -202,6 +202,11 @@ func TestKeyOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	if icu {
+		// The search column is generated from key, which Postgres does not
+		// let a column change under; this test's database needs no search.
+		if _, err := db.Pool().Exec(ctx, `ALTER TABLE entries DROP COLUMN search`); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.Pool().Exec(ctx, `ALTER TABLE entries ALTER COLUMN key TYPE text COLLATE "und-x-icu"`); err != nil {
 			t.Fatal(err)
 		}

@@ -184,6 +184,9 @@ func (db *DB) scrubOnce(ctx context.Context, org, at int64) (bool, error) {
 // the top of this file says, for the scrubs asked for up to at. It reports
 // whether the files are free of what those erasures freed.
 func (db *DB) scrubFiles(ctx context.Context, org, at int64) (bool, error) {
+	if err := db.searchMerge(ctx, org); err != nil {
+		return false, err
+	}
 	if err := db.vacuumFree(ctx, org); err != nil {
 		return false, err
 	}
@@ -218,6 +221,19 @@ func (db *DB) scrubFiles(ctx context.Context, org, at int64) (bool, error) {
 		s.busy.Add(1)
 	}
 	return busy == 0, nil
+}
+
+// searchMerge rewrites the search index (migration 0015) into one
+// segment: a deleted or overwritten entry's words stay in the index's
+// segments until a merge drops them, and an erased version was once live
+// content. Its old pages are then freed, zeroed by secure_delete, for
+// vacuumFree. It holds the writer for one turn, as long as the rewrite of
+// the whole index takes.
+func (db *DB) searchMerge(ctx context.Context, org int64) error {
+	return db.writing(ctx, org, func() error {
+		_, err := db.w.ExecContext(ctx, `INSERT INTO entry_fts (entry_fts) VALUES ('optimize')`)
+		return interpret(err)
+	})
 }
 
 // vacuumFree shrinks the file by its free pages, vacuumStep pages per

@@ -1,0 +1,2 @@
+DROP INDEX entries_search;
+ALTER TABLE entries DROP COLUMN search;
