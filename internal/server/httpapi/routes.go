@@ -58,6 +58,7 @@ func (s *Server) routes() chi.Router {
 			// The caller, the org admin plane and telemetry.
 			r.Get("/me", s.handle(s.getMe))
 			r.Get("/repos", s.handle(s.listRepos))
+			r.Get("/search", s.handle(s.getSearch))
 			r.Get("/org", s.handle(s.getOrg))
 			r.Patch("/org", s.handle(s.patchOrg))
 			r.Get("/org/users", s.handle(s.listUsers))

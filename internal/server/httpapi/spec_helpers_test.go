@@ -401,6 +401,7 @@ func v1KeyedCalls() []call {
 	return append(v1SpaceCalls(v1Personal),
 		call{Method: get, Path: "/v1/me"},
 		call{Method: get, Path: "/v1/repos"},
+		call{Method: get, Path: "/v1/search?q=build"},
 		call{Method: get, Path: v1Repo},
 		call{Method: get, Path: v1Repo + "/events", Stream: true},
 		call{Method: get, Path: "/v1/org"},

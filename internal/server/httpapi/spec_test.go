@@ -648,6 +648,12 @@ func testV1Spaces(t *testing.T, b *specBundle, k v1Callers) {
 	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.viewer, Body: `{"deletes":[{"key":"old.md"}]}`, Want: 403})
 	b.do(t, call{Method: post, Path: v1Team + "/batch", Key: k.member, Body: `{"deletes":[{"key":"old.md"}]}`, Want: 200})
 
+	// Search.
+	b.do(t, call{Method: get, Path: "/v1/search?q=make&limit=1", Key: k.member, Want: 200})
+	b.do(t, call{Method: get, Path: "/v1/search?q=make&scope=personal", Key: k.viewer, Want: 403})
+	b.do(t, call{Method: get, Path: "/v1/search?q=", Key: k.member, Want: 400})
+	b.do(t, call{Method: get, Path: "/v1/search?q=make&repo=acme/nothing", Key: k.member, Want: 404})
+
 	// Heads and snapshots.
 	b.do(t, call{Method: get, Path: "/v1/repos", Key: k.viewer, Want: 200})
 	b.do(t, call{Method: get, Path: v1Repo, Key: k.member, Want: 200})
