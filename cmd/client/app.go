@@ -95,7 +95,7 @@ func (a *app) root() *cobra.Command {
 	pf.BoolVar(&a.jsonOut, "json", false, "print JSON for scripts instead of text")
 	pf.BoolVar(&a.create, "create", false, "create the --dir directory (0700) when it does not exist")
 	root.AddCommand(a.loginCmd(), a.pullCmd(), a.pushCmd(), a.syncCmd(), a.statusCmd(), a.watchCmd(), a.scanCmd(), a.indexCmd(),
-		a.logCmd(), a.extractCmd(), a.dreamCmd(), a.hookCmd(), a.agentsCmd(), a.sessionMemoryCmd(), a.claudeCmd(), a.proxyCmd(), a.configCmd(), a.mcpCmd())
+		a.logCmd(), a.extractCmd(), a.dreamCmd(), a.hookCmd(), a.agentsCmd(), a.sessionMemoryCmd(), a.claudeCmd(), a.proxyCmd(), a.configCmd(), a.mcpCmd(), a.searchCmd())
 	usageArgs(root)
 	return root
 }
