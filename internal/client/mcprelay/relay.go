@@ -96,13 +96,17 @@ func (r *Relay) Run(ctx context.Context) error {
 			continue
 		}
 		r.noteWrite(m)
-		if m.Method == "initialize" {
+		if m.Method == "initialize" || m.Method == "" || len(m.ID) == 0 {
 			// The session id comes with initialize's answer: nothing else
-			// may go out before it.
+			// may go out before it. Notifications and the agent's answers
+			// keep their place among the messages too (initialized before
+			// the first request, a cancellation after its request); the
+			// transport accepts them at once (202).
 			r.post(ctx, msg, m)
-			continue
+		} else {
+			// A request may take long: the next ones do not wait for it.
+			calls.Go(func() { r.post(ctx, msg, m) })
 		}
-		calls.Go(func() { r.post(ctx, msg, m) })
 		if m.Method == "notifications/initialized" {
 			wg.Go(func() { r.listen(ctx) })
 		}

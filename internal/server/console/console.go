@@ -125,6 +125,7 @@ func (c *Console) routes() chi.Router {
 	r.Post("/entry/redact", c.page(c.redact))
 	r.Post("/entry/delete", c.page(c.deleteEntry))
 	r.Get("/memory", c.page(c.memoryIndex))
+	r.Get("/search", c.page(c.search))
 	r.Get("/review", c.page(c.review))
 	r.Post("/review/approve", c.page(c.decide("approve")))
 	r.Post("/review/reject", c.page(c.decide("reject")))

@@ -311,6 +311,9 @@ func TestConsolePages(t *testing.T) {
 	b.answer("GET", "/v1/org/users", 200, `{"users":[{"handle":"ada","role":"owner"},{"handle":"bob","role":"member"}]}`)
 	b.answer("GET", "/v1/org/keys", 200, `{"keys":[{"id":"k1","name":"laptop","prefix":"tmk_abcd","user":"ada"}]}`)
 	b.answer("GET", "/v1/org/audit?limit=100", 200, `{"events":[{"action":"entry.restore","target":"notes/build.md","actor":"ada"}]}`)
+	b.answer("GET", "/v1/search?q=make", 200, `{"data":[{"repo":"acme/widgets","scope":"team","path":"notes/build.md","snippet":"Run [[make]] <b>now</b>.","score":1,"updated_at":"2026-01-02T03:04:05Z","updated_by":"ada"},`+
+		`{"repo":"acme/widgets","scope":"personal","path":"mine.md","snippet":"[[make]] it","score":0.5,"updated_at":"2026-01-02T03:04:05Z"}],"next_page":"c2VhcmNoOjI"}`)
+	b.answer("GET", "/v1/search?q=nothing", 200, `{"data":[],"next_page":null}`)
 	for _, tc := range []struct {
 		path string
 		want []string
@@ -324,11 +327,22 @@ func TestConsolePages(t *testing.T) {
 		{"/ui/keys", []string{"laptop", "tmk_abcd"}},
 		{"/ui/audit", []string{"entry.restore"}},
 		{"/ui/settings", []string{"Settings", "generic-api-key"}},
+		{"/ui/search", []string{`id="search-q"`, "Every word must match"}},
+		{"/ui/search?q=make", []string{`<a href="/ui/entry?repo=acme%2Fwidgets&key=notes%2Fbuild.md">acme/widgets · notes/build.md</a>`,
+			"acme/widgets · mine.md <span class=\"badge\">personal</span>", "by ada", `href="/ui/search?page=c2VhcmNoOjI&q=make"`}},
+		{"/ui/search?q=nothing", []string{"No memory matches “nothing”."}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			wantPage(t, cb.do(t, "GET", tc.path, nil), http.StatusOK, tc.want...)
 		})
 	}
+	t.Run("search snippets are escaped", func(t *testing.T) {
+		// Only the marks become markup: the snippet's own text stays text.
+		body := cb.do(t, "GET", "/ui/search?q=make", nil).Body.String()
+		if !strings.Contains(body, "Run <mark>make</mark> &lt;b&gt;now&lt;/b&gt;.") {
+			t.Fatalf("snippet not escaped:\n%s", body)
+		}
+	})
 	t.Run("not found", func(t *testing.T) {
 		wantPage(t, cb.do(t, "GET", "/ui/nowhere", nil), http.StatusNotFound, "No such page.")
 	})
