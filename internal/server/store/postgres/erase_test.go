@@ -283,6 +283,51 @@ func TestScrubWaitsOutOldReadersWithoutBlockingWriters(t *testing.T) {
 	}
 }
 
+// TestScrubWaitsOutOldTransactionsOfOtherDatabases: a transaction that
+// began before the erasure in another database of the cluster makes every
+// later snapshot's xmin older than the erasure, VACUUM FULL's own too,
+// which would keep the erased rows; the rewrite waits for it.
+func TestScrubWaitsOutOldTransactionsOfOtherDatabases(t *testing.T) {
+	ctx := context.Background()
+	_, db, conn := eraseDB(t)
+	org, user, sp := teamSpace(t, db)
+	other, err := pgx.Connect(ctx, testpg.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close(ctx) })
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_current_xact_id()`); err != nil { // a transaction id of its own
+		t.Fatal(err)
+	}
+	m, secret := pgMarker(t, 200)
+	for _, content := range []string{secret, "clean\n"} {
+		if sp, err = teammem.SpaceApply(ctx, db, org.ID, sp.ID, teammem.ApplyParams{Actor: teammem.Actor{UserID: user.ID},
+			Plan: func(teammem.Space, map[string]teammem.Entry, func(string) (string, error)) ([]teammem.EntryChange, error) {
+				return []teammem.EntryChange{{Key: "a.md", Op: teammem.OpWrite, Content: content}}, nil
+			}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := db.VersionRedact(ctx, org.ID, sp.ID, teammem.VersionRedactParams{Key: "a.md", Version: 1, By: user.ID, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // the scrubber's first tries
+	if !db.ScrubPending() {
+		t.Fatal("the rewrite ran while a transaction older than the erasure ran in another database")
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitScrub(t, db)
+	if got := filesHolding(t, conn, m); len(got) > 0 {
+		t.Fatalf("after the old transaction ended and the rewrite ran, the table files still hold the marker: %v", got)
+	}
+}
+
 // oldReader opens the slow reader: a transaction of its own connection
 // that read entries, still open, so its snapshot predates what comes next.
 func oldReader(t *testing.T, url string) pgx.Tx {

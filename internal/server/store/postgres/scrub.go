@@ -248,12 +248,16 @@ var errOldSnapshot = errors.New("a snapshot older than the erasure is open")
 // back every database's horizon), a walsender (a standby's
 // hot_standby_feedback) or a replication slot holds an xmin at or before $1, a 32-bit xid, or a
 // transaction that old still runs (a later snapshot's xmin would be it):
-// age() compares xids across wraparound.
+// age() compares xids across wraparound. A transaction that old running in
+// any database counts too: a snapshot's xmin is the oldest transaction
+// still running in the cluster, so VACUUM FULL's own snapshot would keep
+// the erased rows for it. A new snapshot's xmin says so ($2, the xid8).
 const oldSnapshotSQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 		WHERE (datname = current_database() OR datname IS NULL OR backend_type = 'walsender') AND pid <> pg_backend_pid()
 			AND (age(backend_xmin) >= age($1::text::xid) OR age(backend_xid) >= age($1::text::xid)))
 	OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE age(xmin) >= age($1::text::xid))
-	OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) >= age($1::text::xid))`
+	OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) >= age($1::text::xid))
+	OR pg_snapshot_xmin(pg_current_snapshot()) <= $2::text::xid8`
 
 // rewrite runs VACUUM FULL of table once no snapshot that may still see
 // what the erasure of transaction xid removed is left, waiting at most
@@ -267,7 +271,7 @@ func (db *DB) rewrite(ctx context.Context, table string, xid uint64) error {
 	var old bool
 	// Simple protocol: the scrubber's statements stay out of the
 	// connections' statement caches.
-	if err := conn.QueryRow(ctx, oldSnapshotSQL, pgx.QueryExecModeSimpleProtocol, fmt.Sprint(uint32(xid))).Scan(&old); err != nil {
+	if err := conn.QueryRow(ctx, oldSnapshotSQL, pgx.QueryExecModeSimpleProtocol, fmt.Sprint(uint32(xid)), fmt.Sprint(xid)).Scan(&old); err != nil {
 		return err
 	}
 	if old {
