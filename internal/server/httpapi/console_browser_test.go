@@ -105,6 +105,18 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	shot("02-overview")
 
+	// Search from the header's box: hits with their matches marked, linked to their entries.
+	run("search", chromedp.SendKeys(chromedp.CSS("#searchbox"), "flak* e2e\n"), chromedp.WaitVisible(chromedp.CSS("#hits")))
+	wantText("hits", "#hits", "acme/webapp · testing/flaky.md", "**Never** run the e2e suite in parallel")
+	if marks := eval("marks", `Array.from(document.querySelectorAll('#hits mark')).map(m => m.textContent).join(',')`); marks != "Flaky,flake,Flaky,e2e" {
+		t.Fatalf("marked words = %v", marks)
+	}
+	shot("02b-search")
+	run("search none", chromedp.SetValue(chromedp.CSS("#search-q"), "nothingatall"), chromedp.Submit(chromedp.CSS("#search-q")),
+		chromedp.WaitVisible(chromedp.CSS("p#hits")))
+	wantText("no hits", "#hits", "No memory matches")
+	run("back to the overview", chromedp.Navigate(e.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#repos")))
+
 	// Browse the space and open an entry.
 	run("browse", chromedp.Click(chromedp.CSS(`#repos a[href^="/ui/space"]`)), chromedp.WaitVisible(chromedp.CSS("#tree")))
 	wantText("tree", "#tree", "testing/", "flaky.md", "deploys.md", "MEMORY.md")
