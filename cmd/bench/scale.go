@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,8 +24,18 @@ import (
 // database means a query that does not use an index.
 
 // scaleKinds are the request kinds measured, in order: the 304s go first,
-// while the server's caches are cold.
-var scaleKinds = []string{"pull304_cold", "pull_full", "push"}
+// while the server's caches are cold. The searches (GET /v1/search, every
+// repo of the sample's org, or its repo alone) cycle through searchQueries.
+var scaleKinds = []string{"pull304_cold", "pull_full", "push", "search_org", "search_repo"}
+
+// searchQueries are the bench's searches: words of the generated text,
+// which every entry holds many of (the worst case: every entry of the org
+// matches and is ranked), pairs, prefixes and a word no entry holds.
+var searchQueries = []string{"deploy", "cache timeout", "migr*", "flaky retry ci", "postgres", "nowhere-to-be-found", "lat* owner"}
+
+// searchTargets are issue 25's: a search answers in p50 ≤ 50 ms and p99 ≤
+// 200 ms on the big database.
+var searchTargets = map[string]target{"p50": atMost(50), "p99": atMost(200)}
 
 // generateInto migrates dsn through the store package, then fills it.
 func generateInto(ctx context.Context, dsn string, spec genSpec) (genResult, time.Duration, error) {
@@ -283,22 +294,37 @@ func scaleRequest(host, kind string, s genSample, i int, filler string) ([]byte,
 	case "push":
 		body, _ := json.Marshal(map[string]map[string]string{"entries": {pushKey: fmt.Sprintf("push %d\n", i) + filler}})
 		return request("PUT", host, path, auth, body), 200
+	case "search_org", "search_repo":
+		v := url.Values{"q": {searchQueries[i%len(searchQueries)]}}
+		if kind == "search_repo" {
+			v.Set("repo", s.slug)
+		}
+		return request("GET", host, "/v1/search?"+v.Encode(), auth, nil), 200
 	}
 	return request("GET", host, path, auth, nil), 200
 }
 
-// reportScale adds the p50 and p95 of each kind, big against small.
+// reportScale adds the p50 and p95 of each kind, big against small, and
+// the p99 of the searches, whose p50 and p99 on the big database have
+// targets.
 func (b *bench) reportScale(d *driver, lat [2]map[string][]time.Duration) {
 	for _, kind := range scaleKinds {
+		search := strings.HasPrefix(kind, "search")
 		for _, q := range []struct {
 			name string
 			q    float64
-		}{{"p50", .5}, {"p95", .95}} {
+		}{{"p50", .5}, {"p95", .95}, {"p99", .99}} {
+			if q.name == "p99" && !search {
+				continue
+			}
 			key := d.prefix + "scale_" + kind + "_" + q.name
 			small, big := pct(lat[0][kind], q.q), pct(lat[1][kind], q.q)
 			b.rep.set(key+"_ms_small", small)
 			b.rep.set(key+"_ms_big", big)
 			b.rep.compare(fmt.Sprintf("scale %s %s ms, big db vs small (%s)", kind, q.name, d.name), key+"_ratio", big, small, "ms", none)
+			if t, ok := searchTargets[q.name]; ok && search {
+				b.rep.single(fmt.Sprintf("scale %s %s ms on the big db (%s)", kind, q.name, d.name), key+"_ms", big, "ms", t)
+			}
 		}
 	}
 }

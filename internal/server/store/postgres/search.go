@@ -15,14 +15,14 @@ import (
 // so the index yields that org's matches only, and ts_rank with length
 // normalisation ranks them.
 func (db *DB) EntriesSearch(ctx context.Context, orgID int64, f teammem.SearchFilter) ([]teammem.SearchRow, error) {
-	q := `SELECT r.slug, sp.scope, e.key, e.content, ts_rank(e.search, to_tsquery('simple', $1), 1) AS score,
-		e.updated_at, coalesce(u.handle, '')
+	// The ranking reads only the index, the search column and the spaces:
+	// the entries' content is read for the page alone.
+	q := `WITH hits AS (SELECT e.space_id, e.key, r.slug, sp.scope, ts_rank(e.search, to_tsquery('simple', $1), 1) AS score
 		FROM entries e
 		JOIN spaces sp ON sp.id = e.space_id
 		JOIN repos r ON r.id = sp.repo_id
-		LEFT JOIN users u ON u.id = e.author_id
 		WHERE e.search @@ (to_tsquery('simple', $1) && $2::tsquery)
-		AND e.org_id = $3 AND NOT e.deleted AND NOT r.store AND (sp.scope = 'team' OR sp.user_id = $4)`
+		AND e.org_id = $3 AND NOT r.store AND (sp.scope = 'team' OR sp.user_id = $4)`
 	args := []any{tsQuery(f.Terms), "'~org" + strconv.FormatInt(orgID, 10) + "'", orgID, f.UserID}
 	if f.RepoID != 0 {
 		args = append(args, f.RepoID)
@@ -33,7 +33,12 @@ func (db *DB) EntriesSearch(ctx context.Context, orgID int64, f teammem.SearchFi
 		q += ` AND sp.scope = $` + strconv.Itoa(len(args))
 	}
 	args = append(args, f.Limit, f.Offset)
-	q += ` ORDER BY score DESC, e.space_id, e.key COLLATE "C" LIMIT $` + strconv.Itoa(len(args)-1) + ` OFFSET $` + strconv.Itoa(len(args))
+	q += ` ORDER BY score DESC, e.space_id, e.key COLLATE "C" LIMIT $` + strconv.Itoa(len(args)-1) + ` OFFSET $` + strconv.Itoa(len(args)) + `)
+		SELECT h.slug, h.scope, h.key, e.content, h.score, e.updated_at, coalesce(u.handle, '')
+		FROM hits h JOIN entries e ON e.space_id = h.space_id AND e.key = h.key
+		LEFT JOIN users u ON u.id = e.author_id
+		WHERE e.org_id = $3 AND NOT e.deleted
+		ORDER BY h.score DESC, h.space_id, h.key COLLATE "C"`
 	rows, err := db.pool.Query(ctx, q, args...)
 	return collect(rows, err, func(row pgx.Row) (teammem.SearchRow, error) {
 		var r teammem.SearchRow
