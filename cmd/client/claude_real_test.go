@@ -429,7 +429,7 @@ func TestRealClaudeCode(t *testing.T) {
 func inNetns(t *testing.T) {
 	t.Helper()
 	cmd := exec.Command("unshare", "-n", "sh", "-c", `ip link set lo up && exec "$0" "$@"`,
-		os.Args[0], "-test.run=^TestRealClaudeCode$", "-test.v", "-test.count=1")
+		os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "TEAMMEM_TEST_NETNS=1", binDirEnv+"="+filepath.Dir(clientBin))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -34,7 +34,9 @@ type Relay struct {
 	Out      io.Writer
 	Log      io.Writer
 	// Changed, when set, is called (from its own goroutine, one at a time)
-	// after a write tool call succeeded, with the scopes it wrote.
+	// after a write tool call succeeded, with the scopes it wrote. Run
+	// returns only after the calls for the writes answered before the
+	// agent closed its input.
 	Changed func(ctx context.Context, scopes []teammem.Scope)
 
 	outMu   sync.Mutex
@@ -63,20 +65,34 @@ type message struct {
 // work at all (the agent's input unreadable); a failed request is answered
 // to the agent as a JSON-RPC error.
 func (r *Relay) Run(ctx context.Context) error {
+	// Pulls run under the caller's ctx, not the session's: an agent that
+	// closes its input right after a write still gets what it wrote pulled.
+	outer := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.writes = map[string][]teammem.Scope{}
 	r.changes = make(chan []teammem.Scope, 64)
+	inputDone := make(chan struct{})
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if r.Changed != nil {
 		wg.Go(func() {
 			for {
 				select {
-				case <-ctx.Done():
+				case <-outer.Done():
 					return
 				case s := <-r.changes:
-					r.Changed(ctx, s)
+					r.Changed(outer, s)
+				case <-inputDone:
+					// Every answer is out: the pulls queued are the last.
+					for {
+						select {
+						case s := <-r.changes:
+							r.Changed(outer, s)
+						default:
+							return
+						}
+					}
 				}
 			}
 		})
@@ -112,6 +128,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 	}
 	calls.Wait()
+	close(inputDone)
 	r.end()
 	cancel()
 	if err := in.Err(); err != nil {

@@ -222,3 +222,48 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
+
+// An agent that closes its input right after a write (a one-shot client
+// such as the MCP Inspector's CLI) still gets the pull of what it wrote:
+// Run returns only after it, and the pull's context outlives the input.
+func TestRelayPullsAfterTheLastWrite(t *testing.T) {
+	u := newUpstream(t)
+	var mu sync.Mutex
+	var pulls [][]teammem.Scope
+	var errs []error
+	cs, done := agent(t, u, key, func(ctx context.Context, s []teammem.Scope) {
+		// A pull talks to the server, as the real one does.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(u.url, "/mcp?repo=acme/app")+"/pull", nil)
+		if err == nil {
+			var res *http.Response
+			if res, err = http.DefaultClient.Do(req); err == nil {
+				_, err = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		pulls, errs = append(pulls, s), append(errs, err)
+	}, nil)
+	if cs == nil {
+		t.Fatal("the agent could not initialize through the relay")
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "create", Arguments: map[string]any{"path": "/memories/personal/a.md", "file_text": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("create: %v %v", res, err)
+	}
+	cs.Close() // closes the relay's input
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the relay did not end after its input closed")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pulls) != 1 || !slices.Equal(pulls[0], []teammem.Scope{teammem.ScopePersonal}) || errs[0] != nil {
+		t.Fatalf("pulls before Run returned: %v (errors %v)", pulls, errs)
+	}
+}
