@@ -51,7 +51,7 @@ func TestRealClaudeCodeMCP(t *testing.T) {
 	var (
 		mu        sync.Mutex
 		bodies    [][]byte
-		offered   bool   // a call offered the model mcp__teammem__create
+		offered   bool   // a call named mcp__teammem__create to the model (a tool, or a deferred one for ToolSearch)
 		result    string // the tool_result's content, as sent to the model
 		resultErr bool
 		pulled    bool // the file was in the local memory directory before the last answer
@@ -77,6 +77,8 @@ func TestRealClaudeCodeMCP(t *testing.T) {
 			mu.Unlock()
 			return textAnswer(final)
 		}
+		// By default Claude Code defers MCP tools behind ToolSearch, and
+		// accepts a call of one the model already knows by name.
 		if slices.Contains(call.tools, "mcp__teammem__create") || slices.Contains(call.tools, "ToolSearch") {
 			return toolUseAnswer(toolID, "mcp__teammem__create", string(input))
 		}
@@ -129,6 +131,11 @@ func TestRealClaudeCodeMCP(t *testing.T) {
 		t.Fatalf("claude -p with teammem mcp: %v\n%s\nMCP lines of the debug log:\n%s", err, out, mcpLines(string(db)))
 	}
 	t.Logf("claude said: %s\nMCP lines of its debug log:\n%s", strings.TrimSpace(out), mcpLines(string(db)))
+	// At the end Claude Code sends its stdio servers SIGINT, then SIGTERM
+	// and SIGKILL a moment later to one still running.
+	if strings.Contains(string(db), "SIGINT failed") {
+		t.Errorf("teammem mcp outlived Claude Code's SIGINT")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(refused) > 0 {
