@@ -50,39 +50,12 @@ const (
 // in a fresh network namespace that has nothing but lo, and the proxy
 // refuses every non-loopback dial in any case: no packet leaves.
 func TestRealClaudeCode(t *testing.T) {
-	bin := os.Getenv("TEAMMEM_CLAUDE_BIN")
-	if bin == "" {
-		if ci() {
-			t.Fatal("TEAMMEM_CLAUDE_BIN is not set under CI; scripts/test installs Claude Code 2.1.332 and sets it")
-		}
-		t.Skip("real Claude Code binary not installed: run scripts/test, which installs it and sets TEAMMEM_CLAUDE_BIN")
-	}
-	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-		t.Fatalf("TEAMMEM_CLAUDE_BIN=%s is not an executable file (%v)", bin, err)
-	}
-	if os.Geteuid() == 0 && os.Getenv("TEAMMEM_TEST_NETNS") == "" {
-		// A container may deny root new namespaces: then the proxy's
-		// loopback-only switch is what keeps every packet on the machine.
-		out, err := exec.Command("unshare", "-n", "true").CombinedOutput()
-		if err == nil {
-			inNetns(t)
-			return
-		}
-		t.Logf("no network namespace (unshare -n: %v %s): running without one; the proxy still refuses non-loopback dials", err, bytes.TrimSpace(out))
-	}
-	if os.Getenv("TEAMMEM_TEST_NETNS") != "" {
-		// /proc/net/dev lists this namespace's interfaces (sysfs may show
-		// the host's).
-		b, err := os.ReadFile("/proc/net/dev")
-		var ifs []string
-		for _, l := range strings.Split(string(b), "\n")[2:] {
-			if name, _, ok := strings.Cut(l, ":"); ok {
-				ifs = append(ifs, strings.TrimSpace(name))
-			}
-		}
-		if err != nil || !slices.Equal(ifs, []string{"lo"}) {
-			t.Fatalf("the network namespace should hold lo alone: %v %v", ifs, err)
-		}
+	bin := claudeBin(t)
+	// Without a namespace (a container may deny root new ones) the
+	// proxy's loopback-only switch is what keeps every packet on the
+	// machine.
+	if loopbackOnly(t) {
+		return
 	}
 	srv := startServer(t)
 	front := newServerFront(t, srv, serverKey, fakeAnthropicKey, fakeClaudeToken, placeholderToken)
@@ -422,6 +395,56 @@ func TestRealClaudeCode(t *testing.T) {
 	front.checkCredentials()
 	// teammem's own sync never touched the native mount.
 	contains(t, native.status(), "synced natively by Claude Code through teammem claude")
+}
+
+// claudeBin is the real Claude Code binary TEAMMEM_CLAUDE_BIN names: the
+// test skips without one, and fails under CI, where scripts/test installs it.
+func claudeBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("TEAMMEM_CLAUDE_BIN")
+	if bin == "" {
+		if ci() {
+			t.Fatal("TEAMMEM_CLAUDE_BIN is not set under CI; scripts/test installs Claude Code 2.1.332 and sets it")
+		}
+		t.Skip("real Claude Code binary not installed: run scripts/test, which installs it and sets TEAMMEM_CLAUDE_BIN")
+	}
+	if fi, err := os.Stat(bin); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		t.Fatalf("TEAMMEM_CLAUDE_BIN=%s is not an executable file (%v)", bin, err)
+	}
+	return bin
+}
+
+// loopbackOnly keeps a test of a third-party client on loopback. As root
+// it re-runs the test in a fresh network namespace holding lo alone and
+// returns true: the caller returns, the re-run's verdict is the test's.
+// Inside that namespace it checks that lo is indeed alone. Where no
+// namespace can be had it says so and returns false: the test must then
+// keep its traffic on loopback by other means.
+func loopbackOnly(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() == 0 && os.Getenv("TEAMMEM_TEST_NETNS") == "" {
+		out, err := exec.Command("unshare", "-n", "true").CombinedOutput()
+		if err == nil {
+			inNetns(t)
+			return true
+		}
+		t.Logf("no network namespace (unshare -n: %v %s): running without one", err, bytes.TrimSpace(out))
+	}
+	if os.Getenv("TEAMMEM_TEST_NETNS") != "" {
+		// /proc/net/dev lists this namespace's interfaces (sysfs may show
+		// the host's).
+		b, err := os.ReadFile("/proc/net/dev")
+		var ifs []string
+		for _, l := range strings.Split(string(b), "\n")[2:] {
+			if name, _, ok := strings.Cut(l, ":"); ok {
+				ifs = append(ifs, strings.TrimSpace(name))
+			}
+		}
+		if err != nil || !slices.Equal(ifs, []string{"lo"}) {
+			t.Fatalf("the network namespace should hold lo alone: %v %v", ifs, err)
+		}
+	}
+	return false
 }
 
 // inNetns re-runs this test alone in a new network namespace with only lo
@@ -824,29 +847,61 @@ func classify(c memCall, stores map[string]string) memCall {
 // other first-party calls, reference §3).
 func fakeMessages(t *testing.T) *fakeModel {
 	t.Helper()
+	return fakeMessagesFunc(t, nil)
+}
+
+// sseEvent is one server-sent event of a streamed Messages answer.
+type sseEvent struct{ name, data string }
+
+// fakeMessagesFunc is fakeMessages whose answer to each Messages call
+// answer picks from the call's request body (nil: the text "ok").
+func fakeMessagesFunc(t *testing.T, answer func(body []byte) []sseEvent) *fakeModel {
+	t.Helper()
 	m := &fakeModel{}
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body) //nolint:errcheck
+		body, _ := io.ReadAll(r.Body)
 		if !strings.HasPrefix(r.URL.Path, "/v1/messages") || r.URL.Path == "/v1/messages/count_tokens" {
 			http.NotFound(w, r)
 			return
 		}
 		m.wait(r.Context())
+		evs := textAnswer("ok")
+		if answer != nil {
+			evs = answer(body)
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		for _, ev := range []struct{ name, data string }{
-			{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`},
-			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}`},
-			{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-			{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1}}`},
-			{"message_stop", `{"type":"message_stop"}`},
-		} {
+		for _, ev := range evs {
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.name, ev.data)
 		}
 	}))
 	t.Cleanup(s.Close)
 	m.url = s.URL
 	return m
+}
+
+// textAnswer is a streamed answer of one text block that ends the turn.
+func textAnswer(text string) []sseEvent {
+	q, _ := json.Marshal(text)
+	return answerOf(`{"type":"text","text":""}`, `{"type":"text_delta","text":`+string(q)+`}`, "end_turn")
+}
+
+// toolUseAnswer is a streamed answer of one tool_use block: the model
+// calls tool name with input (JSON) under id.
+func toolUseAnswer(id, name, input string) []sseEvent {
+	q, _ := json.Marshal(input)
+	return answerOf(`{"type":"tool_use","id":"`+id+`","name":"`+name+`","input":{}}`,
+		`{"type":"input_json_delta","partial_json":`+string(q)+`}`, "tool_use")
+}
+
+func answerOf(block, delta, stop string) []sseEvent {
+	return []sseEvent{
+		{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}`},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":` + block + `}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":` + delta + `}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"` + stop + `","stop_sequence":null},"usage":{"output_tokens":1}}`},
+		{"message_stop", `{"type":"message_stop"}`},
+	}
 }
 
 // fakeModel is the fake Messages API. Its answer ends claude's turn and so

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
@@ -97,15 +98,31 @@ func (r *Relay) Run(ctx context.Context) error {
 			}
 		})
 	}
-	in := bufio.NewScanner(r.In)
-	in.Buffer(make([]byte, 64<<10), MaxLine)
-	var calls sync.WaitGroup
-	for in.Scan() {
-		line := bytes.TrimSpace(in.Bytes())
-		if len(line) == 0 {
-			continue
+	// The agent's input is read on its own goroutine, so that a signal
+	// (ctx) ends the relay at once even while stdin stays open: an agent
+	// may signal its server before closing the pipe, and kill it soon
+	// after. A read still blocked then ends with the process.
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		in := bufio.NewScanner(r.In)
+		in.Buffer(make([]byte, 64<<10), MaxLine)
+		for in.Scan() {
+			line := bytes.TrimSpace(in.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			select {
+			case lines <- bytes.Clone(line):
+			case <-ctx.Done():
+				return
+			}
 		}
-		msg := bytes.Clone(line)
+		readErr <- in.Err()
+	}()
+	var calls sync.WaitGroup
+	for msg := range r.messages(ctx, lines) {
 		var m message
 		if err := json.Unmarshal(msg, &m); err != nil {
 			r.reply(nil, -32700, "parse error: "+err.Error())
@@ -131,10 +148,30 @@ func (r *Relay) Run(ctx context.Context) error {
 	close(inputDone)
 	r.end()
 	cancel()
-	if err := in.Err(); err != nil {
-		return fmt.Errorf("reading the agent's messages: %w", err)
+	select {
+	case err := <-readErr:
+		if err != nil {
+			return fmt.Errorf("reading the agent's messages: %w", err)
+		}
+	default:
 	}
 	return nil
+}
+
+// messages yields the agent's messages until its input ends or ctx does.
+func (r *Relay) messages(ctx context.Context, lines <-chan []byte) func(func([]byte) bool) {
+	return func(yield func([]byte) bool) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case line, ok := <-lines:
+				if !ok || !yield(line) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // post sends one message from the agent and relays what answers it.
@@ -211,7 +248,11 @@ func (r *Relay) end() {
 	if id == "" {
 		return
 	}
-	req, err := http.NewRequest(http.MethodDelete, r.Endpoint, nil)
+	// The relay's context may be over (a signal): the goodbye gets a
+	// short one of its own.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, r.Endpoint, nil)
 	if err != nil {
 		return
 	}

@@ -27,6 +27,7 @@ type upstream struct {
 	server   *mcp.Server
 	mu       sync.Mutex
 	clients  []string
+	deletes  int // DELETEs of a session: clients saying goodbye
 	canceled chan struct{}
 }
 
@@ -71,6 +72,11 @@ func newUpstream(t *testing.T) *upstream {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+"http://"+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
 			http.Error(w, "a teammem key is required", http.StatusUnauthorized)
 			return
+		}
+		if r.Method == http.MethodDelete {
+			u.mu.Lock()
+			u.deletes++
+			u.mu.Unlock()
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -190,6 +196,43 @@ func TestRelayForwardsASession(t *testing.T) {
 	}
 	if err := <-errc; err == nil {
 		t.Fatal("a cancelled call returned no error")
+	}
+}
+
+// TestRelayEndsOnSignal cancels the relay's context (as SIGINT does
+// `teammem mcp`'s) while the agent keeps stdin open: Run returns anyway,
+// and says goodbye to the server. Claude Code signals its stdio servers
+// before it closes their input, and kills them half a second later.
+func TestRelayEndsOnSignal(t *testing.T) {
+	u := newUpstream(t)
+	agentIn, relayOut := io.Pipe()
+	relayIn, agentOut := io.Pipe()
+	t.Cleanup(func() { agentOut.Close(); relayOut.Close() })
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &mcprelay.Relay{Endpoint: u.url, Key: key, HTTP: &http.Client{}, In: relayIn, Out: relayOut, Log: io.Discard}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	c := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "2"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: agentIn, Writer: agentOut}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after the signal: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context ended, with the agent's input still open")
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.deletes != 1 {
+		t.Fatalf("the relay ended %d server sessions, want 1", u.deletes)
 	}
 }
 
