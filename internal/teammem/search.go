@@ -1,6 +1,8 @@
 package teammem
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -19,6 +21,14 @@ import (
 const (
 	SearchMaxQuery = 256 // bytes of a query
 	SearchMaxTerms = 16
+	// SearchCandidates bounds the work of one search: when more entries
+	// match, the most recently written SearchCandidates of them are ranked
+	// and the rest are not found. A query that many entries match is too
+	// broad to page through; another word narrows it.
+	SearchCandidates = 500
+	// SearchTextMax bounds the text of a candidate that ranking reads and
+	// snippets come from: its first SearchTextMax characters.
+	SearchTextMax = 16 << 10
 )
 
 // SearchTerm is one word of a query: Text in lower case, and Prefix when
@@ -36,20 +46,106 @@ type SearchFilter struct {
 	UserID int64
 	RepoID int64 // 0: every repo of the org
 	Scope  Scope // "": both
-	Limit  int
-	Offset int
 }
 
-// SearchRow is one entry a search found. Score is higher for a better
-// match, comparable only within one search.
+// SearchRow is one entry a search found: Text is the first SearchTextMax
+// characters of its content. RankSearch sets
+// Score, higher for a better match, comparable only within one search.
 type SearchRow struct {
 	Repo      string
 	Scope     Scope
 	Key       string
-	Content   string
+	Text      string
 	Score     float64
 	UpdatedAt time.Time
 	UpdatedBy string // the author's handle, "" when unknown
+}
+
+// The ranking's BM25 parameters: how fast a word's repetitions stop
+// counting, and how much a long text's length discounts them.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// RankSearch scores rows by terms and sorts them best first. The score is
+// BM25 over the key and text (every row holds every term, which makes the
+// terms' inverse document frequencies alike, so they are left out): a
+// term's occurrences count with diminishing returns, discounted in longer
+// texts. Ties go to the more recent write, then to repo, scope and key.
+// The drivers' indexes pick the rows; the ranking is the same on both.
+func RankSearch(rows []SearchRow, terms []SearchTerm) {
+	lengths := make([]int, len(rows))
+	tfs := make([][]int, len(rows))
+	total := 0
+	for i, r := range rows {
+		tfs[i] = make([]int, len(terms))
+		for _, text := range []string{r.Key, r.Text} {
+			forWords(text, func(w string) {
+				lengths[i]++
+				for j, t := range terms {
+					// Most words differ from the term in their first byte.
+					if c := w[0] | 0x20; t.Text[0] < utf8.RuneSelf && c != t.Text[0] && c != t.Text[0]|0x20 {
+						continue
+					}
+					if termMatches(w, t) {
+						tfs[i][j]++
+					}
+				}
+			})
+		}
+		total += lengths[i]
+	}
+	avg := 1.0
+	if len(rows) > 0 && total > 0 {
+		avg = float64(total) / float64(len(rows))
+	}
+	for i := range rows {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(lengths[i])/avg)
+		score := 0.0
+		for _, tf := range tfs[i] {
+			score += float64(tf) * (bm25K1 + 1) / (float64(tf) + norm)
+		}
+		rows[i].Score = score
+	}
+	slices.SortStableFunc(rows, func(a, b SearchRow) int {
+		switch {
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
+		case !a.UpdatedAt.Equal(b.UpdatedAt):
+			return b.UpdatedAt.Compare(a.UpdatedAt)
+		}
+		return cmp.Or(strings.Compare(a.Repo, b.Repo), strings.Compare(string(a.Scope), string(b.Scope)), strings.Compare(a.Key, b.Key))
+	})
+}
+
+// forWords calls fn with each word of text: each run of letters and
+// digits. ASCII bytes are classified without decoding.
+func forWords(text string, fn func(string)) {
+	start := -1
+	for i := 0; i < len(text); {
+		c := text[i]
+		var word bool
+		size := 1
+		if c < utf8.RuneSelf {
+			word = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(text[i:])
+			word = isWordRune(r)
+		}
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			fn(text[start:i])
+			start = -1
+		}
+		i += size
+	}
+	if start >= 0 {
+		fn(text[start:])
+	}
 }
 
 // ParseSearchQuery returns the terms of q: EInvalid for an empty query, one
@@ -97,13 +193,56 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r)
 
 // matches reports whether the word w (in any case) is matched by one of terms.
 func matches(w string, terms []SearchTerm) bool {
-	lw := strings.ToLower(w)
 	for _, t := range terms {
-		if lw == t.Text || t.Prefix && strings.HasPrefix(lw, t.Text) {
+		if termMatches(w, t) {
 			return true
 		}
 	}
 	return false
+}
+
+// termMatches reports whether the word w, in any case, is t's word, or
+// begins with it for a prefix term. It compares in place, without a
+// lower-case copy of w: ranking looks at every word of a thousand texts.
+func termMatches(w string, t SearchTerm) bool {
+	if isASCII(t.Text) {
+		// An ASCII word folds byte by byte; w's bytes past it decide
+		// nothing for a prefix.
+		if len(w) < len(t.Text) || !t.Prefix && len(w) != len(t.Text) {
+			return false
+		}
+		for i := 0; i < len(t.Text); i++ {
+			c := w[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != t.Text[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if !t.Prefix {
+		return strings.EqualFold(w, t.Text)
+	}
+	n, want := 0, utf8.RuneCountInString(t.Text)
+	for i := range w {
+		if n == want {
+			return strings.EqualFold(w[:i], t.Text)
+		}
+		n++
+	}
+	return n == want && strings.EqualFold(w, t.Text)
+}
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // Snippet is a one-line excerpt of content of at most max runes around

@@ -74,3 +74,23 @@ func TestSnippet(t *testing.T) {
 		t.Errorf("no match snippet = %q", got)
 	}
 }
+
+// BenchmarkRankSearch ranks a thousand candidates of about 1 KB, as an
+// org-wide search of a common word does at its bound.
+func BenchmarkRankSearch(b *testing.B) {
+	words := strings.Fields("the deploy we use run tests build service database migration index query cache pull push sync client server")
+	rows := make([]SearchRow, SearchCandidates)
+	for i := range rows {
+		var sb strings.Builder
+		for j := 0; sb.Len() < 1024; j++ {
+			sb.WriteString(words[(i*7+j*3)%len(words)])
+			sb.WriteByte(' ')
+		}
+		rows[i] = SearchRow{Key: "notes/n.md", Text: sb.String()}
+	}
+	terms, _ := ParseSearchQuery("deploy cache* Server")
+	b.ResetTimer()
+	for b.Loop() {
+		RankSearch(rows, terms)
+	}
+}

@@ -109,11 +109,13 @@ type Store interface {
 	// ChangesList returns the entries (with content) and tombstones changed
 	// after version since, in version order.
 	ChangesList(ctx context.Context, orgID, spaceID, since int64) ([]Entry, error)
-	// EntriesSearch ranks the live entries of an org's spaces that f
-	// may read by f.Terms, with the driver's own full-text index, kept
-	// current in every write's transaction: best first, then by space and
-	// key, f.Offset rows skipped and at most f.Limit returned, each with
-	// its content.
+	// EntriesSearch finds the live entries of an org's spaces that f may
+	// read holding every one of f.Terms, with the driver's own full-text
+	// index, kept current in every write's transaction: of those, the
+	// SearchCandidates most recently written, in no set order, each with
+	// the first SearchTextMax characters of its content (RankSearch ranks
+	// them). Memory stores made through the API, which belong to no repo,
+	// are never found.
 	EntriesSearch(ctx context.Context, orgID int64, f SearchFilter) ([]SearchRow, error)
 	// EntryHistory returns an entry's versions, newest first.
 	EntryHistory(ctx context.Context, orgID, spaceID int64, key string) ([]EntryVersion, error)

@@ -26,9 +26,9 @@ type SearchParams struct {
 const (
 	searchLimit    = 20
 	searchMaxLimit = 100
-	// searchMaxOffset bounds how deep pages go: past it a search should
-	// be narrowed, not paged.
-	searchMaxOffset = 10_000
+	// searchMaxOffset bounds how deep pages go: a search ranks at most
+	// SearchCandidates entries.
+	searchMaxOffset = teammem.SearchCandidates
 	searchCursor    = "search:"
 )
 
@@ -41,17 +41,19 @@ func (s *Server) search(ctx context.Context, p teammem.Principal, q SearchParams
 	if err != nil {
 		return wire.SearchPage{}, err
 	}
-	f := teammem.SearchFilter{Terms: terms, UserID: p.User.ID, Scope: q.Scope, Limit: q.Limit}
+	f := teammem.SearchFilter{Terms: terms, UserID: p.User.ID, Scope: q.Scope}
 	if f.Scope != "" && !f.Scope.Valid() {
 		return wire.SearchPage{}, teammem.Errorf(teammem.EInvalid, "scope must be team or personal")
 	}
+	limit := q.Limit
 	switch {
-	case f.Limit == 0:
-		f.Limit = searchLimit
-	case f.Limit < 1 || f.Limit > searchMaxLimit:
+	case limit == 0:
+		limit = searchLimit
+	case limit < 1 || limit > searchMaxLimit:
 		return wire.SearchPage{}, teammem.Errorf(teammem.EInvalid, "limit must be between 1 and %d", searchMaxLimit)
 	}
-	if f.Offset, err = searchOffset(q.Page); err != nil {
+	offset, err := searchOffset(q.Page)
+	if err != nil {
 		return wire.SearchPage{}, err
 	}
 	// What the role reads: a scope it may not read is refused when asked
@@ -82,21 +84,21 @@ func (s *Server) search(ctx context.Context, p teammem.Principal, q SearchParams
 		}
 		f.RepoID = repo.ID
 	}
-	limit := f.Limit
-	f.Limit++ // one more tells whether a next page exists
 	rows, err := s.store.EntriesSearch(ctx, p.Org.ID, f)
 	if err != nil {
 		return wire.SearchPage{}, err
 	}
+	teammem.RankSearch(rows, terms)
+	rows = rows[min(offset, len(rows)):]
 	page := wire.SearchPage{Data: make([]wire.SearchHit, 0, min(len(rows), limit))}
-	for i, r := range rows {
-		if i == limit {
-			next := searchCursorOf(f.Offset + limit)
-			page.NextPage = &next
-			break
-		}
+	if len(rows) > limit {
+		next := searchCursorOf(offset + limit)
+		page.NextPage = &next
+		rows = rows[:limit]
+	}
+	for _, r := range rows {
 		page.Data = append(page.Data, wire.SearchHit{Repo: r.Repo, Scope: string(r.Scope), Path: r.Key,
-			Snippet: teammem.Snippet(r.Content, terms, wire.SnippetMaxRunes, wire.MarkOpen, wire.MarkClose),
+			Snippet: teammem.Snippet(r.Text, terms, wire.SnippetMaxRunes, wire.MarkOpen, wire.MarkClose),
 			Score:   r.Score, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy})
 	}
 	return page, nil
@@ -119,7 +121,7 @@ func searchOffset(page string) (int, error) {
 		return 0, teammem.Errorf(teammem.EInvalid, "page is not a cursor this search returned (next_page)")
 	}
 	if n > searchMaxOffset {
-		return 0, teammem.Errorf(teammem.EInvalid, "search pages stop after %d hits: narrow the query, the repo or the scope", searchMaxOffset)
+		return 0, teammem.Errorf(teammem.EInvalid, "search pages stop after %d hits: another word, a repo or a scope narrows the search", searchMaxOffset)
 	}
 	return n, nil
 }

@@ -105,7 +105,7 @@ func TestSearch(t *testing.T) {
 			"?q=x&limit=ten":                       "limit must be between 1 and 100",
 			"?q=x&page=nonsense":                   "not a cursor",
 			"?q=x&repo=not-a-slug":                 "",
-			"?q=x&page=" + searchPageAt(t, 20_000): "narrow the query",
+			"?q=x&page=" + searchPageAt(t, 20_000): "pages stop after 500 hits",
 		} {
 			r := e.do("GET", "/v1/search"+q, member, nil).want(t, 400)
 			if !strings.Contains(string(r.Body), want) {

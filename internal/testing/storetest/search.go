@@ -1,13 +1,14 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/teammem/teammem/internal/teammem"
 )
 
-// search runs a query as the member, at most 20 rows.
+// search runs a query as the member and ranks what it found.
 func (b *bundle) search(t *testing.T, q string, f teammem.SearchFilter) []teammem.SearchRow {
 	t.Helper()
 	terms, err := teammem.ParseSearchQuery(q)
@@ -18,10 +19,9 @@ func (b *bundle) search(t *testing.T, q string, f teammem.SearchFilter) []teamme
 	if f.UserID == 0 {
 		f.UserID = b.member.ID
 	}
-	if f.Limit == 0 {
-		f.Limit = 20
-	}
-	return must[[]teammem.SearchRow](t)(b.store.EntriesSearch(b.ctx, b.org.ID, f))
+	rows := must[[]teammem.SearchRow](t)(b.store.EntriesSearch(b.ctx, b.org.ID, f))
+	teammem.RankSearch(rows, terms)
+	return rows
 }
 
 // hits names rows as repo:scope:key.
@@ -66,7 +66,7 @@ func testSearch(t *testing.T, b *bundle) {
 			t.Fatalf("rows not best first: %+v", rows)
 		}
 	}
-	if r := rows[0]; r.Content == "" || r.UpdatedBy != "alice" || r.UpdatedAt.IsZero() || r.Score <= 0 {
+	if r := rows[0]; r.Text == "" || r.UpdatedBy != "alice" || r.UpdatedAt.IsZero() || r.Score <= 0 {
 		t.Fatalf("row = %+v", r)
 	}
 	// Narrowed by repo and scope.
@@ -93,12 +93,15 @@ func testSearch(t *testing.T, b *bundle) {
 			t.Errorf("%q found %q, want %q", q, got, want)
 		}
 	}
-	// Pages.
-	first := b.search(t, "deploy", teammem.SearchFilter{Limit: 2})
-	second := b.search(t, "deploy", teammem.SearchFilter{Limit: 2, Offset: 2})
-	if hits(first)+" "+hits(second) != hits(rows[:4]) {
-		t.Fatalf("pages %s | %s, want %s", hits(first), hits(second), hits(rows[:4]))
+	// The text is the content's beginning, at most SearchTextMax characters.
+	long := strings.Repeat("é", teammem.SearchTextMax+10)
+	b.apply(t, g, write("long.md", "deploy "+long))
+	for _, r := range b.search(t, "deploy", teammem.SearchFilter{RepoID: g.RepoID}) {
+		if r.Key == "long.md" && r.Text != ("deploy " + long)[:len("deploy ")+2*(teammem.SearchTextMax-len("deploy "))] {
+			t.Fatalf("long.md's text is %d bytes", len(r.Text))
+		}
 	}
+	b.apply(t, g, del("long.md"))
 	// Kept current by every write: an overwrite, a delete, a rename.
 	w = b.apply(t, w, write("deploy.md", "Releases go out on Mondays."), del("long.md"), del("host.md"), write("box.md", "build-01.staging.example.com"))
 	if got := hits(b.search(t, "production", teammem.SearchFilter{})) + hits(b.search(t, "lorem", teammem.SearchFilter{})); got != "" {
@@ -114,5 +117,34 @@ func testSearch(t *testing.T, b *bundle) {
 	b.apply(t, w, write("host.md", "back again"))
 	if got := hits(b.search(t, "again", teammem.SearchFilter{})); got != "acme/widgets:team:host.md" {
 		t.Fatalf("again = %s", got)
+	}
+	// A memory store made through the API belongs to no repo: never found.
+	m := must[teammem.MemoryStore](t)(b.store.MemoryStoreCreate(b.ctx, b.org.ID, teammem.MemoryStoreCreateParams{Name: "api"}))
+	b.apply(t, m.Space, write("store.md", "again from a store"))
+	if got := hits(b.search(t, "again", teammem.SearchFilter{})); got != "acme/widgets:team:host.md" {
+		t.Fatalf("again with an API store = %s", got)
+	}
+}
+
+// testSearchCandidates checks the bound on a search's work: of the
+// entries that match, the SearchCandidates most recently written are
+// ranked, and a narrower query still finds an older one.
+func testSearchCandidates(t *testing.T, b *bundle) {
+	sp := b.space(t, "acme/many")
+	sp = b.apply(t, sp, write("old.md", "common and rare"))
+	var many []teammem.EntryChange
+	for i := range teammem.SearchCandidates {
+		many = append(many, write(fmt.Sprintf("n/%04d.md", i), "common"))
+	}
+	b.apply(t, sp, many...)
+	seen := map[string]bool{}
+	for _, r := range b.search(t, "common", teammem.SearchFilter{}) {
+		seen[r.Key] = true
+	}
+	if len(seen) != teammem.SearchCandidates || seen["old.md"] {
+		t.Fatalf("common found %d entries (old.md %v), want the %d most recently written", len(seen), seen["old.md"], teammem.SearchCandidates)
+	}
+	if got := hits(b.search(t, "common rare", teammem.SearchFilter{})); got != "acme/many:team:old.md" {
+		t.Fatalf("common rare = %s", got)
 	}
 }

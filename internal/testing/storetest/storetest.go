@@ -75,6 +75,7 @@ func Run(t *testing.T, open Opener) {
 		"DreamStartRace":      testDreamStartConcurrent,
 		"Sessions":            testSessions,
 		"Search":              testSearch,
+		"SearchCandidates":    testSearchCandidates,
 	}
 	names := make([]string, 0, len(tests))
 	for n := range tests {
