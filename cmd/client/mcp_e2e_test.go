@@ -3,9 +3,7 @@ package main_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -28,42 +26,27 @@ func TestMCPWatchPropagation(t *testing.T) {
 	b.watch(t)
 
 	updated := make(chan string, 16)
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-agent", Version: "1.0"}, &mcp.ClientOptions{
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cs, logs, err := stdioSession(t, ctx, a, &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 			updated <- req.Params.URI
 		}})
-	cmd := exec.Command(clientBin, "mcp")
-	cmd.Dir, cmd.Env = a.repo, a.env
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connecting to teammem mcp: %v\n%s", err, logs.String())
 	}
 	t.Cleanup(func() {
-		cs.Close()
 		if s := logs.String(); s != "" {
 			t.Logf("teammem mcp's stderr:\n%s", s)
 		}
 	})
 	call := func(tool string, args map[string]any) string {
 		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", tool, err)
+		out, isErr := toolText(t, ctx, cs, tool, args)
+		if isErr {
+			t.Fatalf("%s %v: %s", tool, args, out)
 		}
-		var out strings.Builder
-		for _, c := range res.Content {
-			if tc, ok := c.(*mcp.TextContent); ok {
-				out.WriteString(tc.Text)
-			}
-		}
-		if res.IsError {
-			t.Fatalf("%s %v: %s", tool, args, out.String())
-		}
-		return out.String()
+		return out
 	}
 
 	// A → B: each create is on B's disk, through the server's live events.
