@@ -24,7 +24,11 @@ func (db *DB) EntriesSearch(ctx context.Context, orgID int64, f teammem.SearchFi
 	// The candidates are sorted by their row ids alone and read back by
 	// them (a TID scan), within the one statement: sorting with the
 	// content would spill past work_mem, and reading back by key costs an
-	// index search per candidate.
+	// index search per candidate. The statement is planned for its words
+	// each time (QueryExecModeExec, not a cached prepared statement): a
+	// generic plan cannot tell a rare word from one every entry holds, and
+	// chose an index search per space of the org (330 ms instead of 27 on
+	// the scale database).
 	rows, err := db.pool.Query(ctx, `WITH cand AS (SELECT e.ctid AS tid
 			FROM entries e JOIN spaces sp ON sp.id = e.space_id
 			WHERE e.search @@ (to_tsquery('simple', $1) && $2::tsquery) AND e.org_id = $3
@@ -36,7 +40,7 @@ func (db *DB) EntriesSearch(ctx context.Context, orgID int64, f teammem.SearchFi
 		JOIN spaces sp ON sp.id = e.space_id
 		JOIN repos r ON r.id = sp.repo_id
 		LEFT JOIN users u ON u.id = e.author_id
-		WHERE e.ctid = ANY (ARRAY(SELECT tid FROM cand)) AND e.org_id = $3 AND NOT e.deleted`,
+		WHERE e.ctid = ANY (ARRAY(SELECT tid FROM cand)) AND e.org_id = $3 AND NOT e.deleted`, pgx.QueryExecModeExec,
 		tsQuery(f.Terms), scope, orgID, f.UserID, string(f.Scope), teammem.SearchCandidates, teammem.SearchTextMax)
 	return collect(rows, err, func(row pgx.Row) (teammem.SearchRow, error) {
 		var r teammem.SearchRow
