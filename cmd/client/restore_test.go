@@ -57,58 +57,20 @@ func (s *restartable) stop() {
 	}
 }
 
-// backupDriver takes and restores a backup the way an operator would: a
-// copy of the SQLite files, or pg_dump and pg_restore.
-type backupDriver struct {
-	dsn     func(t *testing.T) string
-	backup  func(t *testing.T, dsn, to string)
-	restore func(t *testing.T, dsn, from string)
+// dsns are the databases the backup tests run on.
+var dsns = map[string]func(t *testing.T) string{
+	"sqlite":   func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "teammem.db") },
+	"postgres": func(t *testing.T) string { return testpg.NewDatabase(t) },
 }
 
-var backupDrivers = map[string]backupDriver{
-	"sqlite": {
-		dsn: func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "teammem.db") },
-		backup: func(t *testing.T, dsn, to string) {
-			copySQLite(t, strings.TrimPrefix(dsn, "sqlite://"), to)
-		},
-		restore: func(t *testing.T, dsn, from string) {
-			copySQLite(t, from, strings.TrimPrefix(dsn, "sqlite://"))
-		},
-	},
-	"postgres": {
-		dsn: func(t *testing.T) string { return testpg.NewDatabase(t) },
-		backup: func(t *testing.T, dsn, to string) {
-			runTool(t, "pg_dump", "--format=custom", "--file="+to, dsn)
-		},
-		restore: func(t *testing.T, dsn, from string) {
-			runTool(t, "pg_restore", "--clean", "--if-exists", "--no-owner", "--dbname="+dsn, from)
-		},
-	},
-}
-
-// copySQLite copies a stopped server's database file and its WAL companions,
-// removing companions the source lacks.
-func copySQLite(t *testing.T, from, to string) {
+// serverTool runs a teammem-server subcommand against dsn, the way an
+// operator would, failing the test on an error.
+func serverTool(t *testing.T, dsn string, args ...string) {
 	t.Helper()
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(from + suffix)
-		if os.IsNotExist(err) && suffix != "" {
-			_ = os.Remove(to + suffix)
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(to+suffix, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func runTool(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	cmd := exec.Command(serverBin, args...)
+	cmd.Env = append(os.Environ(), "TEAMMEM_DATABASE_URL="+dsn)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("teammem-server %v: %v\n%s", args, err, out)
 	}
 }
 
@@ -158,18 +120,19 @@ func serverKeys(t *testing.T, server, key, scope string) []string {
 	return keys
 }
 
-// TestServerRestoredFromBackup syncs two machines, backs the server up,
-// writes more on one machine, restores the older backup and syncs both
+// TestServerRestoredFromBackup syncs two machines, backs the server up
+// while it serves (teammem-server backup), writes more on one machine,
+// restores the older backup (teammem-server restore) and syncs both
 // again: on both drivers no file is lost on either machine, the server ends
 // with every file, and the client says the server went back in time. A
 // second round restores the backup again and lets a new machine write past
 // the first one's version, so only the history check can tell.
 func TestServerRestoredFromBackup(t *testing.T) {
 	t.Parallel()
-	for name, drv := range backupDrivers {
+	for name, newDSN := range dsns {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			dsn := drv.dsn(t)
+			dsn := newDSN(t)
 			srv := newRestartable(t, dsn)
 			a := newMachine(t, srv.url(), "git@github.com:acme/widgets.git")
 			b := newMachine(t, srv.url(), "https://github.com/acme/widgets")
@@ -181,9 +144,7 @@ func TestServerRestoredFromBackup(t *testing.T) {
 			b.must("sync")
 
 			backup := filepath.Join(t.TempDir(), "backup")
-			srv.stop()
-			drv.backup(t, dsn, backup)
-			srv.start()
+			serverTool(t, dsn, "backup", backup)
 
 			// Three separate syncs after the backup: a's version moves three ahead.
 			a.write(A, "team/deploy.md", "ship it\n")
@@ -196,7 +157,7 @@ func TestServerRestoredFromBackup(t *testing.T) {
 			beforeA, beforeB := files(t, A), files(t, B)
 
 			srv.stop()
-			drv.restore(t, dsn, backup)
+			serverTool(t, dsn, "restore", "--force", backup)
 			srv.start()
 
 			b.must("sync") // b never saw the later writes: nothing changes there
@@ -224,7 +185,7 @@ func TestServerRestoredFromBackup(t *testing.T) {
 			// commits, so the server's version passes a's before a syncs
 			// and only the history check can tell.
 			srv.stop()
-			drv.restore(t, dsn, backup)
+			serverTool(t, dsn, "restore", "--force", backup)
 			srv.start()
 			c := newMachine(t, srv.url(), "git@github.com:acme/widgets.git")
 			C := c.memDir()

@@ -39,6 +39,6 @@ func rootCmd(getenv func(string) string, stdout, stderr io.Writer) *cobra.Comman
 	// The subcommands share one runner: only one of them runs, and each
 	// binds its own --create to the runner's flag.
 	r := &storeRunner{cfg: &cfg, stdout: stdout, stderr: stderr}
-	root.AddCommand(migrateCmd(r), adminCmd(r), fsckCmd(r))
+	root.AddCommand(migrateCmd(r), adminCmd(r), fsckCmd(r), backupCmd(r), restoreCmd(r))
 	return root
 }

@@ -55,11 +55,18 @@ func TestSubcommandsRefuseToCreateDatabase(t *testing.T) {
 			t.Errorf("%v does not name the database it wanted, or how to create one:\n%s", args, errOut)
 		}
 	}
+	out, errOut, ok := runIn(t, dir, "", "backup", "b.db")
+	if ok || !strings.Contains(errOut, "database: sqlite://./data/teammem.db ("+want+")") || !strings.Contains(errOut, "no database at "+want+" to back up") {
+		t.Errorf("backup without a database:\n%s%s", out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.db")); !os.IsNotExist(err) {
+		t.Errorf("a refused backup wrote b.db (%v)", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
 		t.Fatalf("a refused command left %s behind (%v)", filepath.Join(dir, "data"), err)
 	}
 
-	out, errOut, ok := runIn(t, dir, "", "admin", "create-org", "--slug", "acme", "--create")
+	out, errOut, ok = runIn(t, dir, "", "admin", "create-org", "--slug", "acme", "--create")
 	if !ok || !regexp.MustCompile(`tmk_[a-z2-7]{8}_[a-z2-7]{40}`).MatchString(out) {
 		t.Fatalf("create-org --create:\n%s%s", out, errOut)
 	}
@@ -91,8 +98,10 @@ func TestSubcommandsRefuseToCreateDatabase(t *testing.T) {
 // names on stderr carries no password.
 func TestSubcommandsRedactDatabase(t *testing.T) {
 	t.Parallel()
-	_, errOut, ok := runIn(t, t.TempDir(), "postgres://teammem:hunter2-secret@127.0.0.1:1/teammem?connect_timeout=2", "migrate")
-	if ok || !strings.Contains(errOut, "database: postgres://teammem:***@127.0.0.1:1/teammem") || strings.Contains(errOut, "hunter2") {
-		t.Errorf("migrate on an unreachable Postgres:\n%s", errOut)
+	for _, args := range [][]string{{"migrate"}, {"backup", "b.dump"}} {
+		_, errOut, ok := runIn(t, t.TempDir(), "postgres://teammem:hunter2-secret@127.0.0.1:1/teammem?connect_timeout=2", args...)
+		if ok || !strings.Contains(errOut, "database: postgres://teammem:***@127.0.0.1:1/teammem") || strings.Contains(errOut, "hunter2") {
+			t.Errorf("%v on an unreachable Postgres:\n%s", args, errOut)
+		}
 	}
 }
