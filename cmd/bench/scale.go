@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -202,6 +203,7 @@ func (b *bench) scaleServe(ctx context.Context, d *driver, size string, spec gen
 	// Both databases are swept before their servers start, so that neither
 	// server's own sweep at start competes with the measurement.
 	before := dbSizeMB(ctx, dsn)
+	stored, content := storageMB(ctx, dsn)
 	swept, sweepTook, err := sweepInto(ctx, dsn)
 	if err != nil {
 		return scaleSide{}, fmt.Errorf("retention sweep: %w", err)
@@ -218,6 +220,8 @@ func (b *bench) scaleServe(ctx context.Context, d *driver, size string, spec gen
 		b.rep.set(p+"gen_s", took.Seconds())
 		b.rep.set(p+"db_mb", before)
 		b.rep.set(p+"db_mb_swept", after)
+		b.rep.compare(fmt.Sprintf("scale big db: teammem's tables in MB vs live content + retained history (%s)", d.name), p+"storage_ratio",
+			stored, content, "MB", atMost(1.5))
 		b.rep.compare(fmt.Sprintf("scale big db size in MB after a retention sweep vs before (%s)", d.name), p+"sweep_db_ratio",
 			after, before, "MB", none)
 		b.rep.single(fmt.Sprintf("scale retention sweep of the big db: versions deleted (%s)", d.name), p+"sweep_versions",
@@ -327,6 +331,41 @@ func (b *bench) reportScale(d *driver, lat [2]map[string][]time.Duration) {
 			}
 		}
 	}
+}
+
+// storageMB returns what teammem's tables and their indexes take (SQLite:
+// the file and its WAL; Postgres: every relation of the schema, without
+// the catalogs an empty database has too) and the bytes of content they
+// hold, live and in history, both in MB (0 when unknown).
+func storageMB(ctx context.Context, dsn string) (stored, content float64) {
+	driver, target, err := store.Parse(dsn)
+	if err != nil {
+		return 0, 0
+	}
+	var n, c int64
+	const contentSQL = `SELECT (SELECT coalesce(sum(%[1]s), 0) FROM entries) + (SELECT coalesce(sum(%[1]s), 0) FROM entry_versions)`
+	if driver == "sqlite" {
+		db, err := sql.Open("sqlite", "file:"+target+"?mode=ro")
+		if err != nil {
+			return 0, 0
+		}
+		defer db.Close()
+		if db.QueryRowContext(ctx, fmt.Sprintf(contentSQL, "length(CAST(content AS BLOB))")).Scan(&c) != nil {
+			return 0, 0
+		}
+		return dbSizeMB(ctx, dsn), float64(c) / (1 << 20)
+	}
+	conn, err := pgx.Connect(ctx, target)
+	if err != nil {
+		return 0, 0
+	}
+	defer conn.Close(ctx)
+	if conn.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')`).Scan(&n) != nil ||
+		conn.QueryRow(ctx, fmt.Sprintf(contentSQL, "octet_length(content)")).Scan(&c) != nil {
+		return 0, 0
+	}
+	return float64(n) / (1 << 20), float64(c) / (1 << 20)
 }
 
 // dbSizeMB returns the size of a database (0 when unknown).
