@@ -154,8 +154,19 @@ func (db *DB) migrate() error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+	err = m.Up()
+	if errors.Is(err, migrate.ErrNoChange) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	// A migration that rewrote a table (0016: entries) left its old pages
+	// free in the file: give them back to the file system now rather than
+	// at the next erasure's scrub. Nothing to do on a file without
+	// incremental auto-vacuum, or with no free pages.
+	if _, err := db.w.Exec(`PRAGMA incremental_vacuum`); err != nil {
+		return fmt.Errorf("migrate: return free pages: %w", interpret(err))
 	}
 	return nil
 }
