@@ -215,6 +215,9 @@ func (b *bench) runHTTPSuite(ctx context.Context, d *driver, srv server) error {
 			return err
 		}
 	}
+	if err := b.count304Queries(ctx, d, srv, cases[0].ours, spec.warmup+spec.dur); err != nil {
+		return err
+	}
 	if err := b.runPush(ctx, d, srv, f); err != nil {
 		return err
 	}
@@ -225,12 +228,63 @@ func (b *bench) runHTTPSuite(ctx context.Context, d *driver, srv server) error {
 	return nil
 }
 
+// count304Queries runs the 304 workload once more between two readings of
+// the server's teammem_db_queries_total, then lets the server idle as long
+// and reads it again: the statements the pulls sent beyond the idle rate
+// (the job queue's polling on Postgres), per 1,000 pulls. A 304 answered
+// from memory sends none.
+func (b *bench) count304Queries(ctx context.Context, d *driver, srv server, pulls func() (loadResult, error), idle time.Duration) error {
+	read := func() (float64, error) {
+		m, err := scrapePool(srv)
+		if err != nil {
+			return 0, err
+		}
+		v, ok := m["db_queries"]
+		if !ok {
+			return 0, fmt.Errorf("no teammem_db_queries_total in /metrics")
+		}
+		return v, nil
+	}
+	q0, err := read()
+	if err != nil {
+		b.rep.absent(fmt.Sprintf("304 pull: database statements per 1,000 pulls, idle rate subtracted (%s)", d.name), d.prefix+"pull304_db_queries_per_1000", err.Error())
+		return nil
+	}
+	t0 := time.Now()
+	res, err := pulls()
+	if err != nil {
+		return fmt.Errorf("304 pull, counting statements: %w", err)
+	}
+	took := time.Since(t0)
+	q1, err := read()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(max(idle, took)):
+	}
+	q2, err := read()
+	if err != nil {
+		return err
+	}
+	idleRate := (q2 - q1) / max(idle, took).Seconds()
+	extra := max(0, (q1-q0)-idleRate*took.Seconds())
+	b.rep.set(d.prefix+"pull304_db_queries", q1-q0)
+	b.rep.set(d.prefix+"pull304_db_queries_idle", q2-q1)
+	b.rep.single(fmt.Sprintf("304 pull: database statements per 1,000 pulls, idle rate subtracted (%s, %d pulls)", d.name, res.requests),
+		d.prefix+"pull304_db_queries_per_1000", extra/float64(max(1, res.requests))*1000, "", atMost(1))
+	return nil
+}
+
 // poolMetrics are the server's database pool metrics the bench records
 // after the HTTP workloads, by JSON key suffix.
 var poolMetrics = map[string]string{
 	"teammem_db_max_connections":    "db_pool_max",
 	"teammem_db_wait_count_total":   "db_pool_waits",
 	"teammem_db_wait_seconds_total": "db_pool_wait_s",
+	"teammem_db_queries_total":      "db_queries",
 }
 
 // recordPool scrapes the server's /metrics for its database pool: waits for

@@ -308,6 +308,10 @@ type PoolStats struct {
 	InUse, Idle, Max int
 	WaitCount        int64         // acquisitions that had to wait
 	WaitDuration     time.Duration // total time spent waiting
+	// Queries counts the statements the store sent to its database (on
+	// SQLite, the statements it ran and the write transactions it began):
+	// what a request answered from memory must leave unchanged.
+	Queries int64
 }
 
 // PoolStatser is implemented by drivers that can report their pool.

@@ -17,6 +17,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -42,6 +43,8 @@ type DB struct {
 	pool   *pgxpool.Pool
 	heads  *teammem.HeadsCache // entry heads of recently written spaces
 	scrubs *scrubber           // rewrites of tables erasures left bytes in (scrub.go)
+	// queries counts the statements sent (PoolStats.Queries).
+	queries *atomic.Int64
 }
 
 var _ teammem.Store = (*DB)(nil)
@@ -73,11 +76,13 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 			Codec: &pgtype.TimestamptzCodec{ScanLocation: time.UTC}})
 		return nil
 	}
+	queries := new(atomic.Int64)
+	cfg.ConnConfig.Tracer = queryCounter{queries}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", interpret(err))
 	}
-	db := &DB{pool: pool, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries)}
+	db := &DB{pool: pool, heads: teammem.NewHeadsCache(teammem.DefaultHeadsCacheEntries), queries: queries}
 	db.Transitions = dreamsql.Transitions{Run: db.dreamUpdate}
 	if err := db.migrate(ctx, cfg.ConnConfig); err != nil {
 		pool.Close()
@@ -266,5 +271,26 @@ func migrateError(err error) error {
 func (db *DB) PoolStats() teammem.PoolStats {
 	s := db.pool.Stat()
 	return teammem.PoolStats{InUse: int(s.AcquiredConns()), Idle: int(s.IdleConns()), Max: int(s.MaxConns()),
-		WaitCount: s.EmptyAcquireCount(), WaitDuration: s.EmptyAcquireWaitTime()}
+		WaitCount: s.EmptyAcquireCount(), WaitDuration: s.EmptyAcquireWaitTime(), Queries: db.queries.Load()}
 }
+
+// queryCounter counts every statement the pool's connections send, alone
+// or in a batch (PoolStats.Queries).
+type queryCounter struct{ n *atomic.Int64 }
+
+func (c queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (queryCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (c queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.n.Add(1)
+}
+
+func (queryCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

@@ -176,6 +176,7 @@ func (db *DB) EntryVersionGet(ctx context.Context, orgID, spaceID int64, key str
 // SpaceSnapshot reads a space's head and live entries in one read
 // transaction: in WAL mode it sees one committed state throughout.
 func (db *DB) SpaceSnapshot(ctx context.Context, orgID, spaceID int64, withContent bool) (teammem.Space, []teammem.Entry, error) {
+	db.queries.Add(1)
 	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return teammem.Space{}, nil, interpret(err)

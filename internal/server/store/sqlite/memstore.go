@@ -231,6 +231,7 @@ func (db *DB) MemoriesList(ctx context.Context, orgID, spaceID int64, f teammem.
 
 // MemoriesEach streams a space's live entries from one read transaction.
 func (db *DB) MemoriesEach(ctx context.Context, orgID, spaceID int64, withContent bool, fn func(teammem.Space, teammem.Entry) error) (teammem.Space, error) {
+	db.queries.Add(1)
 	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return teammem.Space{}, interpret(err)

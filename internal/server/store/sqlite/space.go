@@ -119,6 +119,7 @@ func (db *DB) SpaceWrite(ctx context.Context, orgID, spaceID int64, timing *team
 		}
 		stmts[q] = st
 	}
+	db.queries.Add(1)
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		db.turns.release()

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -51,6 +52,10 @@ type DB struct {
 	ckpt *checkpointer // WAL checkpoints, off the writer's turn (checkpoint.go)
 
 	scrubs *scrubber // erasures' scrubs that readers kept from finishing (scrub.go)
+
+	// queries counts the statements run through stmt and the write
+	// transactions begun (PoolStats.Queries).
+	queries atomic.Int64
 }
 
 type stmtKey struct {
@@ -62,6 +67,7 @@ type stmtKey struct {
 // parses every statement it runs; for the statements of every push and
 // pull that parse cost is a large share of the work.
 func (db *DB) stmt(ctx context.Context, pool *sql.DB, query string) (*sql.Stmt, error) {
+	db.queries.Add(1)
 	k := stmtKey{pool, query}
 	if s, ok := db.stmts.Load(k); ok {
 		return s.(*sql.Stmt), nil
@@ -283,7 +289,7 @@ func (db *DB) PoolStats() teammem.PoolStats {
 	w, r := db.w.Stats(), db.r.Stats()
 	tw, td := db.turns.stats()
 	return teammem.PoolStats{InUse: w.InUse + r.InUse, Idle: w.Idle + r.Idle, Max: w.MaxOpenConnections + r.MaxOpenConnections,
-		WaitCount: w.WaitCount + r.WaitCount + tw, WaitDuration: w.WaitDuration + r.WaitDuration + td}
+		WaitCount: w.WaitCount + r.WaitCount + tw, WaitDuration: w.WaitDuration + r.WaitDuration + td, Queries: db.queries.Load()}
 }
 
 // queryRow runs a read through a statement prepared on the read pool.

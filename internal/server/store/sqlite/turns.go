@@ -236,6 +236,7 @@ func (db *DB) begin(ctx context.Context, org int64) (*turnTx, error) {
 	if err := db.turns.acquire(ctx, org); err != nil {
 		return nil, interpret(err)
 	}
+	db.queries.Add(1)
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		db.turns.release()
