@@ -54,6 +54,7 @@ type mcpUser struct{ org, user int64 }
 // it and the repo of its URL ("" when each call names one).
 type mcpSession struct {
 	keyID string
+	hash  [32]byte // of the key, which prune re-checks
 	repo  string
 }
 
@@ -135,20 +136,46 @@ func (h *mcpHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The binding is made as the SDK's answer goes out, not after: the
 	// client may use its new session before this handler returns.
-	ow := &mcpOpenWriter{ResponseWriter: w, open: func(id string) { h.bind(id, p, repo) }}
+	hash := keyHash(apiKeyFrom(r))
+	ow := &mcpOpenWriter{ResponseWriter: w, open: func(id string) { h.bind(id, p, hash, repo) }}
 	h.handler.ServeHTTP(ow, r)
 	h.opened(w.Header().Get(mcpSessionHeader), p)
 }
 
 // bind records what the session id (a sessionless POST's answer names it)
 // is bound to.
-func (h *mcpHub) bind(id string, p teammem.Principal, repo string) {
+func (h *mcpHub) bind(id string, p teammem.Principal, hash [32]byte, repo string) {
 	if id == "" {
 		return
 	}
 	h.mu.Lock()
-	h.sessions[id] = &mcpSession{keyID: p.Key.ID, repo: repo}
+	h.sessions[id] = &mcpSession{keyID: p.Key.ID, hash: hash, repo: repo}
 	h.mu.Unlock()
+}
+
+// prune ends each session of us whose key is no longer valid (revoked,
+// expired, deleted, or its user gone). Watchers run it before every change
+// they announce, through the key cache, which an auth change on any
+// replica empties, and every StreamRecheck from the database, past a lost
+// invalidation: a revoked key hears of no change after its revocation, as
+// on an event stream, and its session ends.
+func (h *mcpHub) prune(ctx context.Context, us *mcpUserServer, fresh bool) {
+	for ss := range us.srv.Sessions() {
+		h.mu.Lock()
+		sess := h.sessions[ss.ID()]
+		h.mu.Unlock()
+		if sess == nil {
+			continue // still opening: its key was checked a moment ago
+		}
+		_, err := h.s.lookupKey(ctx, sess.hash, h.s.now(), fresh)
+		switch code := teammem.ErrorCode(err); {
+		case err == nil:
+		case code == teammem.EUnauthorized || code == teammem.EForbidden:
+			_ = ss.Close()
+		case ctx.Err() == nil:
+			h.s.log.WarnContext(ctx, "re-checking an MCP session's key failed", "error", err.Error())
+		}
+	}
 }
 
 // mcpOpenWriter calls open with the session id the SDK's answer carries,

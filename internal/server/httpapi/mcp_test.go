@@ -1,12 +1,15 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/teammem/teammem/internal/server/httpapi"
 	"github.com/teammem/teammem/internal/teammem"
 )
 
@@ -121,4 +124,57 @@ func TestMCPWrongKey(t *testing.T) {
 	if got, isErr := callText(t, cs, "view", map[string]any{"path": "/memories", "repo": "acme/widgets"}); isErr {
 		t.Fatalf("view with a repo argument = %q", got)
 	}
+}
+
+// TestMCPSubscriptionEndsOnRevocation: an MCP session subscribed to a
+// resource kept hearing of its changes after its key was revoked, as event
+// streams once did. Now the next change ends that session instead, while
+// another session of the same user, on a valid key, hears of it.
+func TestMCPSubscriptionEndsOnRevocation(t *testing.T) {
+	forDrivers(t, func(t *testing.T, st teammem.Store) {
+		e := newV1Env(t, st, func(c *httpapi.Config) { c.StreamRecheck = time.Hour }) // only events re-check here
+		e.do("PUT", team+"/entries/a.md", e.keys[teammem.RoleOwner], "before\n").want(t, 200)
+		revoked := MustExtraKey(t, st, e.org, e.users[teammem.RoleMember], true)
+		const uri = "teammem://acme/widgets/team/a.md"
+		connect := func(key string) (*mcp.ClientSession, chan string) {
+			updated := make(chan string, 8)
+			c := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1.2"}, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated <- req.Params.URI }})
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: e.url + "/mcp?repo=acme/widgets",
+				HTTPClient: &http.Client{Transport: bearer{key}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Fatalf("subscribe: %v", err)
+			}
+			return cs, updated
+		}
+		gone, goneUpdates := connect(revoked)
+		_, keptUpdates := connect(e.keys[teammem.RoleMember])
+		keys := e.do("GET", "/v1/org/keys", e.keys[teammem.RoleMember], nil).want(t, 200).JSON(t)["keys"].([]any)
+		for _, k := range keys {
+			if k := k.(map[string]any); k["read_only"] == true {
+				e.do("DELETE", "/v1/org/keys/"+k["id"].(string), e.keys[teammem.RoleMember], nil).want(t, 200)
+			}
+		}
+		e.do("PUT", team+"/entries/a.md", e.keys[teammem.RoleOwner], "after the revocation\n").want(t, 200)
+		select {
+		case got := <-keptUpdates:
+			if got != uri {
+				t.Fatalf("the valid session heard of %s, want %s", got, uri)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the session of a valid key heard nothing of the change")
+		}
+		select {
+		case got := <-goneUpdates:
+			t.Fatalf("the revoked key's session heard of %s after the revocation", got)
+		case <-time.After(time.Second):
+		}
+		if _, err := gone.ListResources(t.Context(), nil); err == nil {
+			t.Error("the revoked key's session still answers")
+		}
+	})
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,14 +39,19 @@ func (us *mcpUserServer) watch(p teammem.Principal, repo string) *repoWatcher {
 	}
 	go func() {
 		defer unsubscribe()
+		recheck := time.NewTicker(us.h.s.cfg.StreamRecheck)
+		defer recheck.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-recheck.C:
+				us.h.prune(ctx, us, true)
 			case e, ok := <-evs:
 				if !ok {
 					return
 				}
+				us.h.prune(ctx, us, false)
 				us.apply(ctx, c, states, e)
 			}
 		}
