@@ -224,6 +224,24 @@ type Report struct {
 // Claude Code's own store sync owns is not synced at all: the report only
 // lists that exclusion.
 func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool) (*Report, error) {
+	return e.sync(ctx, scope, syncSteps{pull: pull, push: push})
+}
+
+// SyncMoved pulls scope after the server said it moved (a live event):
+// straight to its changes since the synced version, whose answer carries
+// the head the usual head check would have read first. One round trip
+// less on the way a change takes from one machine to another.
+func (e *Engine) SyncMoved(ctx context.Context, scope teammem.Scope) (*Report, error) {
+	return e.sync(ctx, scope, syncSteps{pull: true, moved: true})
+}
+
+// syncSteps says what one sync does.
+type syncSteps struct {
+	pull, push bool
+	moved      bool // the server announced a change: pull skips the head check
+}
+
+func (e *Engine) sync(ctx context.Context, scope teammem.Scope, steps syncSteps) (*Report, error) {
 	if ex, ok := e.scopeExcluded(scope); ok {
 		return &Report{Scope: scope, Excluded: []Exclusion{ex}}, nil
 	}
@@ -239,7 +257,7 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 	st.MemoryDir, st.Repo, st.Server = e.MemoryDir, e.Client.Repo, e.Client.BaseURL
 	ss := st.Scope(scope)
 	rep := &Report{Scope: scope}
-	err = e.run(ctx, scope, ss, rep, pull, push)
+	err = e.run(ctx, scope, ss, rep, steps)
 	e.pruneOverlaps(scope, ss)
 	ss.pruneDeleted()
 	if err != nil {
@@ -257,18 +275,18 @@ func (e *Engine) Sync(ctx context.Context, scope teammem.Scope, pull, push bool)
 	return rep, err
 }
 
-func (e *Engine) run(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report, pull, push bool) error {
-	if pull {
-		if err := e.pull(ctx, scope, ss, rep); err != nil {
+func (e *Engine) run(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report, steps syncSteps) error {
+	if steps.pull {
+		if err := e.pull(ctx, scope, ss, rep, steps.moved); err != nil {
 			return &StepError{Step: StepPull, Scope: scope, Err: err}
 		}
 	}
-	if push {
+	if steps.push {
 		if err := e.push(ctx, scope, ss, rep); err != nil {
 			return &StepError{Step: StepPush, Scope: scope, Err: err}
 		}
-		if pull && ss.Checksum == "" { // others wrote while we pushed: catch up
-			if err := e.pull(ctx, scope, ss, rep); err != nil {
+		if steps.pull && ss.Checksum == "" { // others wrote while we pushed: catch up
+			if err := e.pull(ctx, scope, ss, rep, false); err != nil {
 				return &StepError{Step: StepPull, Scope: scope, Err: err}
 			}
 		}

@@ -15,23 +15,36 @@ import (
 // when the server forgot deletions that old). A server whose space does not
 // continue the history this mirror synced (restored from an older backup,
 // replaced, or forgotten) is reconciled instead: nothing it lacks is taken
-// for a deletion.
-func (e *Engine) pull(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report) error {
-	head, changed, err := e.Client.HeadIfChanged(ctx, scope, ss.Checksum)
-	if err != nil || !changed {
-		rep.NotModified = err == nil
-		return err
-	}
-	if reason := discontinuity(ss, head); reason != "" {
-		return e.reconcile(ctx, scope, ss, rep, reason)
-	}
-	if head.Version == 0 && ss.Version == 0 && len(ss.Base) == 0 {
-		rep.NotModified = true // nothing here, nothing there
-		return nil
+// for a deletion. moved, set when the server announced a change of a space
+// this mirror has synced, skips the head check: the changes' answer carries
+// the head, checked the same way below, and a request for them that fails
+// falls back to the head check, which tells a forgotten space.
+func (e *Engine) pull(ctx context.Context, scope teammem.Scope, ss *ScopeState, rep *Report, moved bool) error {
+	moved = moved && ss.Version > 0
+	if !moved {
+		head, changed, err := e.Client.HeadIfChanged(ctx, scope, ss.Checksum)
+		if err != nil || !changed {
+			rep.NotModified = err == nil
+			return err
+		}
+		if reason := discontinuity(ss, head); reason != "" {
+			return e.reconcile(ctx, scope, ss, rep, reason)
+		}
+		if head.Version == 0 && ss.Version == 0 && len(ss.Base) == 0 {
+			rep.NotModified = true // nothing here, nothing there
+			return nil
+		}
 	}
 	head, changes, gone, err := e.Client.Changes(ctx, scope, ss.Version)
+	if err != nil && moved && ctx.Err() == nil {
+		return e.pull(ctx, scope, ss, rep, false)
+	}
 	if err != nil {
 		return err
+	}
+	if moved && !gone && len(changes) == 0 && head.Version == ss.Version && head.Checksum == ss.Checksum {
+		rep.NotModified = true // this machine's own write, announced back to it
+		return nil
 	}
 	if gone {
 		if head, changes, err = e.snapshotChanges(ctx, scope, ss); err != nil {

@@ -77,7 +77,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	s.retry.Stop()
 	defer s.retry.Stop()
 	for _, scope := range Scopes {
-		w.syncScope(ctx, s, scope, true)
+		w.syncScope(ctx, s, scope, true, false)
 	}
 	w.logf("watching %s", e.MemoryDir)
 
@@ -124,7 +124,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-s.retry.C:
 			w.syncPending(ctx, s)
 		case scope := <-changes:
-			w.syncScope(ctx, s, scope, false)
+			w.syncScope(ctx, s, scope, false, true)
 		case up := <-streamUp:
 			if up != connected {
 				connected = up
@@ -132,7 +132,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 					w.logf("live updates connected")
 					s.failures = 0
 					for _, scope := range Scopes { // catch up on what the gap missed, both ways
-						w.syncScope(ctx, s, scope, s.pending[scope])
+						w.syncScope(ctx, s, scope, s.pending[scope], false)
 					}
 				} else {
 					w.logf("live updates lost; polling every %s", poll)
@@ -141,7 +141,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-pollTick.C:
 			if !connected && !s.backingOff() {
 				for _, scope := range Scopes {
-					w.syncScope(ctx, s, scope, false)
+					w.syncScope(ctx, s, scope, false, false)
 				}
 			}
 		}
@@ -170,7 +170,7 @@ func (w *Watcher) syncPending(ctx context.Context, s *watchState) {
 	}
 	for _, scope := range Scopes {
 		if s.pending[scope] && s.suppressed[scope] == "" {
-			w.syncScope(ctx, s, scope, true)
+			w.syncScope(ctx, s, scope, true, false)
 		}
 	}
 }
@@ -233,15 +233,22 @@ func (w *Watcher) notPushed(s *watchState, scope teammem.Scope, root, name strin
 	}
 }
 
-// syncScope runs one sync (with a push when push is set) and updates the
+// syncScope runs one sync (with a push when push is set; moved: the
+// server announced a change, see Engine.SyncMoved) and updates the
 // suppression and retry state from its outcome.
-func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Scope, push bool) {
+func (w *Watcher) syncScope(ctx context.Context, s *watchState, scope teammem.Scope, push, moved bool) {
 	if ctx.Err() != nil {
 		return
 	}
 	push = push && s.suppressed[scope] == ""
 	start := time.Now()
-	rep, err := w.Engine.Sync(ctx, scope, true, push)
+	var rep *Report
+	var err error
+	if moved && !push {
+		rep, err = w.Engine.SyncMoved(ctx, scope)
+	} else {
+		rep, err = w.Engine.Sync(ctx, scope, true, push)
+	}
 	if w.OnSync != nil {
 		w.OnSync(rep, push, time.Since(start), err)
 	}
