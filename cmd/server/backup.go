@@ -99,26 +99,32 @@ func runBackup(ctx context.Context, r *storeRunner, file string, force bool) err
 		if dump, err = pgTool(ctx, "pg_dump", r.cfg.DatabaseURL, "--format=custom", "--no-owner", "--no-privileges"); err != nil {
 			return fmt.Errorf("%w\nrun instead: pg_dump --format=custom --no-owner --no-privileges --file=%s \"$TEAMMEM_DATABASE_URL\"", err, shellQuote(file))
 		}
+		fmt.Fprintf(r.stderr, "database: %s\n", store.Redact(r.cfg.DatabaseURL))
 	}
-	st, err := openStore(ctx, r.cfg, false, r.stderr)
-	if err != nil {
+	// A backup changes nothing: a database another version's server runs
+	// is refused rather than migrated by opening it here.
+	if err := sameSchema(ctx, driver, target, r.cfg.DatabaseURL); err != nil {
 		return err
 	}
-	defer st.Close()
 	start := time.Now()
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", filepath.Base(file), os.Getpid()))
 	_ = os.Remove(tmp)
 	defer os.Remove(tmp)
 	fmt.Fprintf(r.stderr, "backing up to %s...\n", file)
-	switch db := st.(type) {
-	case *sqlite.DB:
-		if err := db.BackupInto(ctx, tmp); err != nil {
+	if driver == "sqlite" {
+		st, err := openStore(ctx, r.cfg, false, r.stderr)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if err := st.(*sqlite.DB).BackupInto(ctx, tmp); err != nil {
 			return err
 		}
 		if err := sqlite.QuickCheck(ctx, tmp); err != nil {
 			return fmt.Errorf("the snapshot does not check out, nothing written: %w", err)
 		}
-	default:
+	} else {
+		// pg_dump's own snapshot is the backup: the store is not opened.
 		dump.Args = append(dump.Args, "--file="+tmp)
 		if err := runTool(dump); err != nil {
 			return err
@@ -152,6 +158,30 @@ func runBackup(ctx context.Context, r *storeRunner, file string, force bool) err
 	return nil
 }
 
+// sameSchema refuses a database whose schema is not this binary's: opening
+// an older one would migrate it, a newer one would fail.
+func sameSchema(ctx context.Context, driver, target, dsn string) error {
+	var v int64
+	var err error
+	if driver == "sqlite" {
+		v, _, err = sqlite.Inspect(ctx, target, true)
+	} else {
+		var t postgres.Target
+		t, err = postgres.Inspect(ctx, dsn)
+		v = t.Version
+		if err == nil && v == 0 {
+			err = fmt.Errorf("the database holds no teammem schema")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if latest := migrations.Latest(); v != latest {
+		return fmt.Errorf("the database is at schema version %d, this teammem-server's is %d: back up with the binary the server runs (opening the database here would migrate it)", v, latest)
+	}
+	return nil
+}
+
 func runRestore(ctx context.Context, r *storeRunner, file string, force bool) error {
 	if fi, err := os.Stat(file); err != nil {
 		return fmt.Errorf("no backup at %s: %w", file, err)
@@ -168,7 +198,7 @@ func runRestore(ctx context.Context, r *storeRunner, file string, force bool) er
 	}
 	start := time.Now()
 	if driver == "sqlite" {
-		v, _, err := sqlite.Inspect(ctx, file)
+		v, _, err := sqlite.Inspect(ctx, file, false)
 		if err != nil {
 			return err
 		}
@@ -240,7 +270,7 @@ func restoreSQLite(ctx context.Context, r *storeRunner, file, target string, for
 		return fmt.Errorf("%s is open in another process: stop the server before a restore", target)
 	}
 	if fi, err := os.Stat(target); err == nil && fi.Size() > 0 && !force {
-		_, orgs, err := sqlite.Inspect(ctx, target)
+		_, orgs, err := sqlite.Inspect(ctx, target, false) // InUse found nobody holding it
 		if err != nil {
 			return fmt.Errorf("%s exists and is not an empty teammem database: --force replaces it", target)
 		}

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"crypto/sha256"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite"
 
 	"github.com/teammem/teammem/internal/testing/testpg"
 )
@@ -196,4 +200,52 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// TestBackupRefusesAnotherSchema: backup opens nothing it would have to
+// migrate. A database at another schema version than the binary's (here
+// one behind, as under a server not yet upgraded) is refused with the
+// reason, and left at its version.
+func TestBackupRefusesAnotherSchema(t *testing.T) {
+	forEachDB(t, func(t *testing.T, dsn string) {
+		if out, err := serverCmd(dsn, "migrate", "--create"); err != nil {
+			t.Fatalf("migrate: %v\n%s", err, out)
+		}
+		exec := func(q string) int64 {
+			t.Helper()
+			var v int64
+			if strings.HasPrefix(dsn, "sqlite://") {
+				db, err := sql.Open("sqlite", strings.TrimPrefix(dsn, "sqlite://"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer db.Close()
+				if err := db.QueryRow(q).Scan(&v); err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			conn, err := pgx.Connect(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(t.Context())
+			if err := conn.QueryRow(t.Context(), q).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		behind := exec(`UPDATE schema_migrations SET version = version - 1 RETURNING version`)
+		file := filepath.Join(t.TempDir(), "b")
+		out, err := serverCmd(dsn, "backup", file)
+		if err == nil || !strings.Contains(out, fmt.Sprintf("schema version %d, this teammem-server's is %d", behind, behind+1)) {
+			t.Fatalf("backup of a database one schema behind: %v\n%s", err, out)
+		}
+		if fileSum(t, file) != "" {
+			t.Error("a refused backup wrote its file")
+		}
+		if v := exec(`SELECT version FROM schema_migrations`); v != behind {
+			t.Errorf("the refused backup moved the schema to %d, want %d", v, behind)
+		}
+	})
 }

@@ -309,7 +309,8 @@ type PoolStats struct {
 	WaitCount        int64         // acquisitions that had to wait
 	WaitDuration     time.Duration // total time spent waiting
 	// Queries counts the statements the store sent to its database (on
-	// SQLite, the statements it ran and the write transactions it began):
+	// SQLite, those of its statement cache, which every read takes, and
+	// each transaction it began):
 	// what a request answered from memory must leave unchanged.
 	Queries int64
 }

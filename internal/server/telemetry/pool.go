@@ -24,7 +24,7 @@ func (m *Metrics) RegisterPool(s teammem.PoolStatser) {
 		waitCount: prometheus.NewDesc("teammem_db_wait_count_total", "Connection acquisitions that had to wait.", nil, nil),
 		waitSec:   prometheus.NewDesc("teammem_db_wait_seconds_total", "Time spent waiting for a connection.", nil, nil),
 		queries: prometheus.NewDesc("teammem_db_queries_total",
-			"Statements sent to the database (SQLite: statements run and write transactions begun); the job queue's own included on Postgres.", nil, nil),
+			"Statements sent to the database (SQLite: those of its statement cache, which every read takes, and each transaction begun; Postgres: every one, the job queue's included).", nil, nil),
 	})
 }
 

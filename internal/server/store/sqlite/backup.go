@@ -32,12 +32,22 @@ func (db *DB) BackupInto(ctx context.Context, path string) error {
 	return nil
 }
 
-// Inspect describes the database file at path without changing it or
-// making companions beside it: its schema version (0 without one) and
-// whether it holds any org. A file that is not a teammem database is an
-// error that says so.
-func Inspect(ctx context.Context, path string) (version int64, orgs bool, err error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"mode": {"ro"}, "immutable": {"1"}}.Encode())
+// openReadOnly opens the file at path for reading only. A live database
+// (a server may be writing it) is read with its WAL; any other file, such
+// as a backup, as immutable, which makes no companions beside it.
+func openReadOnly(path string, live bool) (*sql.DB, error) {
+	q := url.Values{"mode": {"ro"}}
+	if !live {
+		q.Set("immutable", "1")
+	}
+	return sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+}
+
+// Inspect describes the database file at path without changing it: its
+// schema version and whether it holds any org (live: see openReadOnly). A
+// file that is not a teammem database is an error that says so.
+func Inspect(ctx context.Context, path string, live bool) (version int64, orgs bool, err error) {
+	db, err := openReadOnly(path, live)
 	if err != nil {
 		return 0, false, err
 	}
@@ -56,10 +66,10 @@ func Inspect(ctx context.Context, path string) (version int64, orgs bool, err er
 	return version, n > 0, nil
 }
 
-// QuickCheck runs SQLite's quick_check over the file at path, read-only:
-// nil when every page and index is well formed.
+// QuickCheck runs SQLite's quick_check over the file at path, a file
+// nobody writes: nil when every page and index is well formed.
 func QuickCheck(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", "file:"+path+"?"+url.Values{"mode": {"ro"}, "immutable": {"1"}}.Encode())
+	db, err := openReadOnly(path, false)
 	if err != nil {
 		return err
 	}

@@ -53,8 +53,8 @@ type DB struct {
 
 	scrubs *scrubber // erasures' scrubs that readers kept from finishing (scrub.go)
 
-	// queries counts the statements run through stmt and the write
-	// transactions begun (PoolStats.Queries).
+	// queries counts the statements run through stmt and the transactions
+	// begun (PoolStats.Queries).
 	queries atomic.Int64
 }
 
