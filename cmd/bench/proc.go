@@ -199,6 +199,7 @@ type tail struct {
 	mu    sync.Mutex
 	max   int
 	lines []string
+	at    []time.Time // when each line arrived, for the propagation stages
 	part  string
 }
 
@@ -214,11 +215,28 @@ func (t *tail) Write(p []byte) (int, error) {
 	if len(p) > 0 && p[len(p)-1] != '\n' && len(lines) > 0 {
 		t.part, lines = lines[len(lines)-1], lines[:len(lines)-1]
 	}
+	now := time.Now()
 	t.lines = append(t.lines, lines...)
+	for range lines {
+		t.at = append(t.at, now)
+	}
 	if over := len(t.lines) - t.max; over > 0 {
-		t.lines = t.lines[over:]
+		t.lines, t.at = t.lines[over:], t.at[over:]
 	}
 	return len(p), nil
+}
+
+// firstAfter returns when the first line containing substr that arrived
+// after since arrived.
+func (t *tail) firstAfter(substr string, since time.Time) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, l := range t.lines {
+		if t.at[i].After(since) && strings.Contains(l, substr) {
+			return t.at[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (t *tail) String() string {

@@ -51,7 +51,7 @@ func (b *bench) runSyncVsGit(ctx context.Context, srv server) error {
 	if err != nil {
 		return err
 	}
-	watch, err := b.timeTeammemWatch(ctx, a, bm)
+	watch, err := b.timeTeammemWatch(ctx, srv.addr(), a, bm)
 	if err != nil {
 		return err
 	}
@@ -84,13 +84,16 @@ func debounceText(d time.Duration) string {
 	return d.String()
 }
 
+// syncRepo is the repository both machines of the one-of-200 change share.
+const syncRepo = "acme/bench-sync"
+
 // setUpSync prepares two machines whose team memory holds the same 200
 // files, in sync through the server.
 func (b *bench) setUpSync(ctx context.Context, srv server) (a, bm *machine, err error) {
 	dir := filepath.Join(b.tmp, "sync")
 	var ms [2]*machine
 	err = parallel(len(ms), func(i int) (err error) {
-		ms[i], err = newMachine(ctx, b.bins.client, filepath.Join(dir, fmt.Sprint(i)), srv.addr(), "git@github.com:acme/bench-sync.git")
+		ms[i], err = newMachine(ctx, b.bins.client, filepath.Join(dir, fmt.Sprint(i)), srv.addr(), "git@github.com:"+syncRepo+".git")
 		return err
 	})
 	if err != nil {
@@ -139,7 +142,7 @@ func (b *bench) timeTeammemSync(ctx context.Context, a, bm *machine) (total, pus
 // holds the new content, polled every millisecond. A first, unrecorded
 // change warms the watchers up (A builds its secret scanner on the first
 // file it scans); its time is kept as watch_one_of_200_cold_ms.
-func (b *bench) timeTeammemWatch(ctx context.Context, a, bm *machine) (float64, error) {
+func (b *bench) timeTeammemWatch(ctx context.Context, host string, a, bm *machine) (float64, error) {
 	var ws [2]*watcher
 	defer func() {
 		for _, w := range ws {
@@ -155,7 +158,13 @@ func (b *bench) timeTeammemWatch(ctx context.Context, a, bm *machine) (float64, 
 	}); err != nil {
 		return 0, err
 	}
+	events, err := listenChanges(ctx, host, syncRepo)
+	if err != nil {
+		return 0, err
+	}
+	defer events.stop()
 	var took []float64
+	var stages stageSamples
 	for i := -1; i < b.opt.syncSamples; i++ {
 		key, content := syncEdit(i+1, 12000)
 		t0 := time.Now()
@@ -165,19 +174,25 @@ func (b *bench) timeTeammemWatch(ctx context.Context, a, bm *machine) (float64, 
 		if _, err := waitContent(ctx, filepath.Join(bm.memDir, "team", key), content, 30*time.Second, time.Millisecond); err != nil {
 			return 0, fmt.Errorf("%w\nwatch A:\n%s\nwatch B:\n%s", err, ws[0].logs, ws[1].logs)
 		}
-		d := msSince(t0, time.Now())
+		file := time.Now()
+		d := msSince(t0, file)
+		// Let both watchers settle (B's pull is itself a file event that
+		// ends in a no-op push after the debounce) before the next change;
+		// A reports its push meanwhile.
+		time.Sleep(100*time.Millisecond + 2*b.opt.syncDebounce)
 		if i < 0 {
 			b.rep.set("watch_one_of_200_cold_ms", d)
-		} else {
-			took = append(took, d)
+			continue
 		}
-		// Let both watchers settle (B's pull is itself a file event that
-		// ends in a no-op push after the debounce) before the next change.
-		time.Sleep(100*time.Millisecond + 2*b.opt.syncDebounce)
+		took = append(took, d)
+		ev, _ := events.firstAfter(t0)
+		ack, _ := ws[0].logs.firstAfter("pushed", t0)
+		stages.add(t0, ev, file, ack)
 	}
 	if len(took) == 0 {
 		return 0, fmt.Errorf("no watch samples (--sync-samples %d)", b.opt.syncSamples)
 	}
+	b.reportStages(stages, b.opt.syncDebounce)
 	b.rep.set("watch_one_of_200_samples_ms", took)
 	b.rep.set("watch_one_of_200_max_ms", slices.Max(took))
 	return median(took), nil
