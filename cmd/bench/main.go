@@ -24,6 +24,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if dir := os.Getenv(bareDirEnv); dir != "" {
+		if err := serveBareChild(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "bench baseline:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	opt, err := parseOptions(os.Args[1:], os.Stderr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

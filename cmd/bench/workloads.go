@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -141,42 +146,130 @@ func (f *fixture) push(repo string, conn int) []byte {
 }
 
 // bare is the baseline: a plain net/http server answering from memory.
+// It runs as a process of its own, as the server it is compared with does
+// (the bench re-executes itself; see serveBareChild), so both sides pay the
+// same scheduling between two runtimes on the machine's cores; with an
+// in-process server (--profile) it runs in process too.
 type bare struct {
-	srv  *http.Server
-	addr string
+	srv   *http.Server   // in process
+	cmd   *exec.Cmd      // in a child process,
+	stdin io.WriteCloser // which exits when this closes
+	addr  string
 }
 
-// startBare serves /304 (a 304 with the ETag), /full and /hashes (the
-// pre-built bodies) on a free port.
-func startBare(f *fixture) (*bare, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
+// bareDirEnv names the directory of bodies a child process serves.
+const bareDirEnv = "TEAMMEM_BENCH_BARE_DIR"
+
+// bareHandler serves /304 (a 304 with etag), /full and /hashes (the
+// pre-built bodies).
+func bareHandler(etag string, full, hashes []byte) http.Handler {
 	write := func(w http.ResponseWriter, b []byte) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		w.Write(b)
 	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/304":
-			w.Header().Set("ETag", f.etag)
+			w.Header().Set("ETag", etag)
 			w.WriteHeader(http.StatusNotModified)
 		case "/full":
-			write(w, f.full)
+			write(w, full)
 		case "/hashes":
-			write(w, f.hashes)
+			write(w, hashes)
 		default:
 			http.NotFound(w, r)
 		}
 	})
-	b := &bare{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, addr: ln.Addr().String()}
-	go b.srv.Serve(ln)
-	return b, nil
 }
 
-func (b *bare) close() { b.srv.Close() }
+// startBare starts the baseline on a free port: in a child process unless
+// inProcess is set.
+func startBare(f *fixture, dir string, inProcess bool) (*bare, error) {
+	if inProcess {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		b := &bare{srv: &http.Server{Handler: bareHandler(f.etag, f.full, f.hashes), ReadHeaderTimeout: 10 * time.Second}, addr: ln.Addr().String()}
+		go b.srv.Serve(ln)
+		return b, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for name, body := range map[string][]byte{"etag": []byte(f.etag), "full": f.full, "hashes": f.hashes} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), bareDirEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	in, err := cmd.StdinPipe() // the child exits when the bench does
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("baseline server did not start: %w", err)
+	}
+	return &bare{cmd: cmd, stdin: in, addr: strings.TrimSpace(line)}, nil
+}
+
+func (b *bare) close() {
+	if b.srv != nil {
+		b.srv.Close()
+		return
+	}
+	_ = b.stdin.Close()
+	_ = b.cmd.Wait()
+}
+
+// serveBareChild is the child process of startBare: it serves the bodies
+// in dir, prints its address on stdout and exits when stdin closes.
+func serveBareChild(dir string) error {
+	read := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, name)) }
+	etag, err := read("etag")
+	if err != nil {
+		return err
+	}
+	full, err := read("full")
+	if err != nil {
+		return err
+	}
+	hashes, err := read("hashes")
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: bareHandler(string(etag), full, hashes), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		srv.Close()
+	}()
+	fmt.Println(ln.Addr().String())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
 
 // same returns a next func that sends req on every call.
 func same(req []byte, want int) func(conn, seq int) call {
@@ -189,7 +282,7 @@ func (b *bench) runHTTPSuite(ctx context.Context, d *driver, srv server) error {
 	if err != nil {
 		return err
 	}
-	bs, err := startBare(f)
+	bs, err := startBare(f, filepath.Join(b.tmp, "bare-"+d.name), b.opt.profile != "")
 	if err != nil {
 		return err
 	}
