@@ -1,7 +1,6 @@
 package teammem
 
 import (
-	"regexp"
 	"strings"
 	"time"
 )
@@ -23,10 +22,35 @@ type Repo struct {
 // MaxRepoSlugLength bounds a repo slug.
 const MaxRepoSlugLength = 300
 
-var (
-	repoSegmentRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-	repoHostRE    = regexp.MustCompile(`^[A-Za-z0-9.-]+(?::[0-9]{1,5})?$`)
-)
+// repoSegment reports whether p is one or more letters, digits, '_', '.'
+// and '-' (a segment), or, with host set, letters, digits, '.' and '-'
+// followed by an optional port of one to five digits. Every pull checks its
+// repo, so these are byte loops rather than regular expressions.
+func repoSegment(p string, host bool) bool {
+	if host {
+		if name, port, ok := strings.Cut(p, ":"); ok {
+			if len(port) < 1 || len(port) > 5 || !allBytes(port, isDigit) {
+				return false
+			}
+			p = name
+		}
+		return p != "" && allBytes(p, func(c byte) bool { return isAlnum(c) || c == '.' || c == '-' })
+	}
+	return p != "" && allBytes(p, func(c byte) bool { return isAlnum(c) || c == '.' || c == '-' || c == '_' })
+}
+
+func allBytes(s string, ok func(byte) bool) bool {
+	for i := range len(s) {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // ValidateRepoSlug checks a repo slug: "owner/name" or "host/owner/name",
 // segments of letters, digits, '.', '_' and '-' (a host may carry a port),
@@ -43,11 +67,7 @@ func ValidateRepoSlug(slug string) error {
 		return Errorf(EInvalid, "repo %q must be owner/name or host/owner/name", slug)
 	}
 	for i, p := range parts {
-		re := repoSegmentRE
-		if len(parts) == 3 && i == 0 {
-			re = repoHostRE
-		}
-		if p == "." || p == ".." || !re.MatchString(p) {
+		if p == "." || p == ".." || !repoSegment(p, len(parts) == 3 && i == 0) {
 			return Errorf(EInvalid, "repo %q has an invalid segment %q", slug, p)
 		}
 	}

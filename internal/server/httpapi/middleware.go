@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -50,7 +49,21 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+// validRequestID reports whether a client's X-Request-Id may be echoed and
+// logged: 1 to 64 letters, digits, '.', '_' and '-'.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := range len(id) {
+		switch c := id[i]; {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // statusRecorder remembers the status a handler wrote, and adds the
 // Server-Timing header of the request's writes (teammem.WriteTiming): how
@@ -100,7 +113,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		start := time.Now()
 		s.served.Add(1)
 		id := r.Header.Get("X-Request-Id")
-		if !requestIDRE.MatchString(id) {
+		if !validRequestID(id) {
 			id = newRequestID()
 		}
 		// The same id under both names: X-Request-Id for teammem's own
